@@ -1,0 +1,61 @@
+"""Writing definitions back out: plain dicts, YAML and JSON in a stable, readable order.
+
+The order is the struct declaration order (kind, apiVersion, metadata, spec; components as declared), so a dump
+diffs cleanly against the source. Multi-line jq expressions are written as YAML literal blocks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+import yaml
+
+from workload_map.model.types import Karta
+
+# libyaml's emitter when PyYAML has it (it always does in the wheels), else the pure-Python one.
+_BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
+    """Block style, literal blocks for multi-line strings."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def to_dict(karta: Karta) -> dict[str, Any]:
+    """The definition as the plain dict the API server would store (absent fields omitted)."""
+    value = msgspec.to_builtins(karta)
+    assert isinstance(value, dict)
+    return value
+
+
+def dump_yaml(definitions: Karta | Iterable[Karta]) -> str:
+    """YAML text; several definitions become a `---`-separated stream."""
+    items = [definitions] if isinstance(definitions, Karta) else list(definitions)
+    return yaml.dump_all(
+        [to_dict(k) for k in items],
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=120,
+    )
+
+
+def dump_json(definitions: Karta | Iterable[Karta], *, indent: int = 2) -> str:
+    """JSON text: one object, or a `KartaList` for several."""
+    if isinstance(definitions, Karta):
+        return json.dumps(to_dict(definitions), indent=indent, ensure_ascii=False) + "\n"
+    items = [to_dict(k) for k in definitions]
+    payload = {"kind": "KartaList", "apiVersion": "run.ai/v1alpha1", "items": items}
+    return json.dumps(payload, indent=indent, ensure_ascii=False) + "\n"

@@ -1,0 +1,270 @@
+"""Loading Karta definitions from dicts, text, files, directories and streams.
+
+Two entry points with two policies:
+- `load_definitions(source)` is strict: the first bad definition raises `DefinitionError` naming the YAML field
+  path (`spec.structureDefinition.childComponents[1].instanceIdPath`) and, for a typo, the field meant.
+- `scan_definitions(source)` is for bulk sources (a directory, a cluster's list): a bad definition is reported in
+  `LoadResult.problems` and the rest load.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+import msgspec
+
+from workload_map.model.types import API_VERSION, KIND, Karta
+from workload_map.model.yamlio import Document, DocumentError, iter_files, parse_documents, read_documents
+
+DefinitionSource = Union[str, Path, Mapping[str, Any], Karta, Iterable[Any]]
+
+
+class DefinitionError(ValueError):
+    """A definition that cannot be loaded: where it came from, the YAML field path, and what to do."""
+
+    def __init__(self, source: str, message: str, path: str = "") -> None:
+        self.source = source
+        self.path = path
+        self.message = message
+        where = f" at {path}" if path else ""
+        super().__init__(f"{source}{where}: {message}")
+
+
+@dataclass
+class LoadResult:
+    definitions: list[Karta] = field(default_factory=list)
+    problems: list[DefinitionError] = field(default_factory=list)
+
+
+def load_definitions(source: DefinitionSource) -> list[Karta]:
+    """Every definition in `source`; raises `DefinitionError` on the first one that is not valid."""
+    result = _load(source, strict=True)
+    return result.definitions
+
+
+def scan_definitions(source: DefinitionSource) -> LoadResult:
+    """Every loadable definition in `source`, with a problem entry for each one skipped."""
+    return _load(source, strict=False)
+
+
+def load_definition(source: DefinitionSource) -> Karta:
+    """Exactly one definition."""
+    definitions = load_definitions(source)
+    if len(definitions) != 1:
+        raise DefinitionError(_label(source), f"expected one definition, found {len(definitions)}")
+    return definitions[0]
+
+
+def karta_from_dict(value: Any, source: str = "<dict>") -> Karta:
+    """A definition from a plain value: a whole `kind: Karta` object, or a bare spec."""
+    if not isinstance(value, Mapping):
+        raise DefinitionError(source, f"a definition must be a mapping, not {_json_type(value)}")
+    value = dict(value)
+    if "structureDefinition" in value and "kind" not in value:
+        value = {"kind": KIND, "apiVersion": API_VERSION, "metadata": {"name": ""}, "spec": value}
+    kind = value.get("kind")
+    if kind != KIND:
+        raise DefinitionError(source, f"kind is {kind!r}, not {KIND!r}: this is not a Karta definition", "kind")
+    api_version = value.get("apiVersion")
+    if api_version != API_VERSION:
+        raise DefinitionError(source, f"apiVersion is {api_version!r}; this tool reads {API_VERSION!r}", "apiVersion")
+    try:
+        karta = msgspec.convert(value, Karta, strict=True)
+    except msgspec.ValidationError as exc:
+        raise _explain(exc, source) from None
+    if karta.status is not None:
+        karta = msgspec.structs.replace(karta, status=None)
+    return karta
+
+
+# --- sources ------------------------------------------------------------------------------------------------
+
+
+def _load(source: DefinitionSource, *, strict: bool) -> LoadResult:
+    result = LoadResult()
+    for label, value in _values(source, result, strict=strict):
+        if isinstance(value, Karta):
+            result.definitions.append(value)
+            continue
+        for item_label, item in _unwrap_lists(label, value):
+            try:
+                result.definitions.append(karta_from_dict(item, item_label))
+            except DefinitionError as exc:
+                if strict:
+                    raise
+                result.problems.append(exc)
+    return result
+
+
+def _values(source: DefinitionSource, result: LoadResult, *, strict: bool) -> Iterable[tuple[str, Any]]:
+    if isinstance(source, Karta):
+        yield "<definition>", source
+    elif isinstance(source, Mapping):
+        yield "<dict>", source
+    elif isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)):
+        path = Path(source)
+        if path.is_dir():
+            files = list(iter_files(path))
+            for file in files:
+                yield from _documents_of(read_documents, file, result, strict=strict)
+        else:
+            yield from _documents_of(read_documents, path, result, strict=strict)
+    elif isinstance(source, str):
+        yield from _documents_of(lambda text: parse_documents(text, "<text>"), source, result, strict=strict)
+    else:
+        for index, item in enumerate(source):
+            yield f"<item {index + 1}>", item
+
+
+def _documents_of(
+    reader: typing.Callable[[Any], list[Document]], arg: Any, result: LoadResult, *, strict: bool
+) -> Iterable[tuple[str, Any]]:
+    try:
+        documents = reader(arg)
+    except DocumentError as exc:
+        error = DefinitionError(exc.source, exc.message)
+        if strict:
+            raise error from None
+        result.problems.append(error)
+        return
+    many = len(documents) > 1
+    for document in documents:
+        yield (document.label if many else document.source), document.value
+
+
+def _unwrap_lists(label: str, value: Any) -> Iterable[tuple[str, Any]]:
+    """A `kind: KartaList` (or a `kind: List` as kubectl prints it) yields its items."""
+    if isinstance(value, Mapping) and value.get("kind") in ("KartaList", "List") and "items" in value:
+        items = value.get("items") or []
+        if not isinstance(items, list):
+            yield label, value
+            return
+        for index, item in enumerate(items):
+            yield f"{label} items[{index}]", item
+    else:
+        yield label, value
+
+
+def _looks_like_path(text: str) -> bool:
+    """A string is a path unless it is plainly document text (several lines, or inline JSON)."""
+    return "\n" not in text and len(text) < 4096 and not text.lstrip().startswith(("{", "["))
+
+
+def loads_definitions(text: str, source: str = "<text>") -> list[Karta]:
+    """Every definition in YAML/JSON text (never taken for a path)."""
+    result = LoadResult()
+    for label, value in _documents_of(lambda t: parse_documents(t, source), text, result, strict=True):
+        for item_label, item in _unwrap_lists(label, value):
+            result.definitions.append(karta_from_dict(item, item_label))
+    return result.definitions
+
+
+def _label(source: DefinitionSource) -> str:
+    return str(source) if isinstance(source, (str, Path)) and _looks_like_path(str(source)) else "<definition>"
+
+
+# --- error messages -----------------------------------------------------------------------------------------
+
+_MSGSPEC_PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+_UNKNOWN_FIELD = re.compile(r"Object contains unknown field `(?P<name>[^`]*)`")
+_MISSING_FIELD = re.compile(r"Object missing required field `(?P<name>[^`]*)`")
+_EXPECTED = re.compile(r"Expected `(?P<want>[^`]*)`, got `(?P<got>[^`]*)`")
+
+
+def _explain(exc: msgspec.ValidationError, source: str) -> DefinitionError:
+    text = str(exc)
+    match = _MSGSPEC_PATH.search(text)
+    raw_path = match.group("path") if match else ""
+    message = text[: match.start()] if match else text
+    path = raw_path.lstrip(".")
+    if unknown := _UNKNOWN_FIELD.match(message):
+        name = unknown.group("name")
+        full = f"{path}.{name}" if path else name
+        allowed = _fields_at(raw_path)
+        hint = _did_you_mean(name, allowed)
+        listing = f" (allowed: {', '.join(allowed)})" if allowed and not hint else ""
+        return DefinitionError(source, f"unknown field {name!r}{hint}{listing}", full)
+    if missing := _MISSING_FIELD.match(message):
+        name = missing.group("name")
+        full = f"{path}.{name}" if path else name
+        return DefinitionError(source, f"required field {name!r} is missing", full)
+    if expected := _EXPECTED.match(message):
+        want = _TYPE_WORDS.get(expected.group("want"), expected.group("want"))
+        got = _TYPE_WORDS.get(expected.group("got"), expected.group("got"))
+        hint = " (jq expressions are strings: quote it)" if want == "a string" and path.endswith("Path") else ""
+        return DefinitionError(source, f"must be {want}, not {got}{hint}", path)
+    return DefinitionError(source, message.strip(), path)
+
+
+_TYPE_WORDS = {
+    "str": "a string",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "a boolean",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "null",
+    "str | null": "a string",
+    "object | null": "a mapping",
+    "array | null": "a list",
+}
+
+
+def _did_you_mean(name: str, allowed: list[str]) -> str:
+    close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _fields_at(raw_path: str) -> list[str]:
+    """The wire field names allowed at a msgspec error path such as `.spec.structureDefinition`."""
+    current: Any = Karta
+    for token in re.findall(r"\.([^.\[]+)|\[(\d+)\]", raw_path):
+        name, index = token
+        current = _unwrap_optional(current)
+        if index:
+            args = typing.get_args(current)
+            current = args[0] if args else None
+            continue
+        current = _field_type(current, name)
+        if current is None:
+            return []
+    current = _unwrap_optional(current)
+    info = getattr(current, "__struct_encode_fields__", None)
+    return sorted(info) if info else []
+
+
+def _field_type(struct: Any, wire_name: str) -> Any:
+    encode = getattr(struct, "__struct_encode_fields__", None)
+    names = getattr(struct, "__struct_fields__", None)
+    if not encode or not names:
+        return None
+    try:
+        attribute = names[list(encode).index(wire_name)]
+    except ValueError:
+        return None
+    return typing.get_type_hints(struct).get(attribute)
+
+
+def _unwrap_optional(tp: Any) -> Any:
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    if typing.get_origin(tp) in (Union, getattr(__import__("types"), "UnionType", None)) and len(args) == 1:
+        return args[0]
+    return tp
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return type(value).__name__

@@ -1,0 +1,341 @@
+"""The Karta definition format (`run.ai/v1alpha1`, kind `Karta`) as typed structs.
+
+Attribute names are snake_case; wire names are the upstream camelCase ones, so a definition written for the Go
+project loads unchanged and what we dump loads there. Unknown fields are rejected (a typo such as `runing` is an
+error, not a silently ignored matcher). `None` means "absent": it is kept apart from an empty value wherever
+upstream gives the two different meanings (`matchLabels: {}` is an error, an absent map is not; `ownerRef: ""` on
+the root is an error, an absent one is not).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import msgspec
+
+API_VERSION = "run.ai/v1alpha1"
+KIND = "Karta"
+
+# The statuses a definition can map, in upstream's evaluation order (the order of `phases`).
+STATUS_EVALUATION_ORDER: tuple[str, ...] = (
+    "Resuming",
+    "Suspending",
+    "Suspended",
+    "Running",
+    "Failed",
+    "Completed",
+    "Initializing",
+    "Degraded",
+)
+# The precedence that picks the one primary phase among the matched ones (conformance/README.md).
+PRIMARY_PHASE_PRECEDENCE: tuple[str, ...] = (
+    "Failed",
+    "Completed",
+    "Suspended",
+    "Suspending",
+    "Resuming",
+    "Degraded",
+    "Running",
+    "Initializing",
+)
+UNDEFINED = "Undefined"
+
+
+class _Wire(msgspec.Struct, rename="camel", forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """Base of every definition struct: camelCase on the wire, unknown fields rejected, absent fields omitted."""
+
+
+class GVK(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A Kubernetes group/version/kind; an empty group is the core API group.
+
+    All three keys are always written: the CRD requires them, so `group: ""` must survive a round trip.
+    """
+
+    group: str = ""
+    version: str = ""
+    kind: str = ""
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def __str__(self) -> str:
+        return f"{self.group or 'core'}/{self.version}/{self.kind}"
+
+    @classmethod
+    def from_api_version(cls, api_version: str, kind: str) -> GVK:
+        group, _, version = api_version.rpartition("/")
+        return cls(group=group, version=version, kind=kind)
+
+
+# --- how to find the pod specs ------------------------------------------------------------------------------
+
+
+class FragmentedPodSpecDefinition(_Wire):
+    """Paths to the pod fields of a CRD that scatters them (the 11 fields upstream models)."""
+
+    scheduler_name_path: str | None = None
+    labels_path: str | None = None
+    annotations_path: str | None = None
+    resources_path: str | None = None
+    resource_claims_path: str | None = None
+    pod_affinity_path: str | None = None
+    node_affinity_path: str | None = None
+    containers_path: str | None = None
+    container_path: str | None = None
+    priority_class_name_path: str | None = None
+    image_path: str | None = None
+
+
+class SpecDefinition(_Wire):
+    pod_template_spec_path: str | None = None
+    pod_spec_path: str | None = None
+    metadata_path: str | None = None
+    fragmented_pod_spec_definition: FragmentedPodSpecDefinition | None = None
+
+    @property
+    def has_pod_definition(self) -> bool:
+        """`metadataPath` alone does not make a component pod-bearing (upstream's predicate)."""
+        return bool(self.pod_template_spec_path or self.pod_spec_path) or (
+            self.fragmented_pod_spec_definition is not None
+        )
+
+
+class ScaleDefinition(_Wire):
+    replicas_path: str | None = None
+    min_replicas_path: str | None = None
+    max_replicas_path: str | None = None
+
+
+# --- status -------------------------------------------------------------------------------------------------
+
+
+class PhaseDefinition(_Wire):
+    path: str
+
+
+class ConditionsDefinition(
+    msgspec.Struct, rename="camel", forbid_unknown_fields=True, omit_defaults=False, kw_only=True
+):
+    """Where the conditions are and which keys they use.
+
+    The CRD defaults are applied on load (upstream applies them only in the API server), and every field is
+    written on dump so the Go library reads the same field names whether or not the definition went through
+    the API server. `None` for message/reason means "do not read it".
+    """
+
+    path: str
+    type_field_name: str = "type"
+    status_field_name: str = "status"
+    message_field_name: str | None = "message"
+    reason_field_name: str | None = "reason"
+
+
+class ExpectedCondition(_Wire):
+    type: str
+    status: str | None = None
+    reason: str | None = None
+
+
+class ExpressionMatcher(_Wire):
+    expression: str
+    expected_result: str
+
+
+class StatusMatcher(_Wire):
+    """One way to recognise a status: every criterion set must hold; a matcher with none set always matches."""
+
+    by_phase: str | None = None
+    by_conditions: list[ExpectedCondition] | None = None
+    by_expression: ExpressionMatcher | None = None
+
+
+class StatusMappings(_Wire):
+    initializing: list[StatusMatcher] | None = None
+    running: list[StatusMatcher] | None = None
+    completed: list[StatusMatcher] | None = None
+    failed: list[StatusMatcher] | None = None
+    degraded: list[StatusMatcher] | None = None
+    suspended: list[StatusMatcher] | None = None
+    suspending: list[StatusMatcher] | None = None
+    resuming: list[StatusMatcher] | None = None
+
+    FIELD_BY_STATUS: ClassVar[dict[str, str]] = {status: status.lower() for status in STATUS_EVALUATION_ORDER}
+
+    def entries(self) -> list[tuple[str, list[StatusMatcher] | None]]:
+        """(status, matchers) for all 8 statuses, in upstream's evaluation order."""
+        return [(status, getattr(self, self.FIELD_BY_STATUS[status])) for status in STATUS_EVALUATION_ORDER]
+
+
+class StatusDefinition(_Wire, kw_only=True):
+    phase_definition: PhaseDefinition | None = None
+    conditions_definition: ConditionsDefinition | None = None
+    # Required (as in the CRD) yet declared last, for the readable dump order; kw_only allows it.
+    status_mappings: StatusMappings
+
+
+# --- suspend ------------------------------------------------------------------------------------------------
+
+
+class Action(_Wire):
+    """Set `path` to `value`, a JSON literal held in a string (`"true"`, `"\\"Suspended\\""`)."""
+
+    path: str
+    value: str
+
+
+class SuspendDefinition(_Wire):
+    suspend_actions: list[Action]
+    resume_actions: list[Action]
+
+
+# --- pod selectors ------------------------------------------------------------------------------------------
+
+
+class ComponentTypeSelector(_Wire):
+    key_path: str | None = None
+    value: str | None = None
+    match_labels: dict[str, str] | None = None
+
+
+class ComponentInstanceSelector(_Wire):
+    id_path: str
+
+
+class ReplicaSelector(_Wire):
+    key_path: str
+
+
+class PodSelector(_Wire):
+    component_type_selector: ComponentTypeSelector | None = None
+    component_instance_selector: ComponentInstanceSelector | None = None
+    replica_selector: ReplicaSelector | None = None
+
+
+# --- components ---------------------------------------------------------------------------------------------
+
+
+class ComponentDefinition(_Wire):
+    name: str
+    kind: GVK | None = None
+    owner_ref: str | None = None
+    spec_definition: SpecDefinition | None = None
+    scale_definition: ScaleDefinition | None = None
+    status_definition: StatusDefinition | None = None
+    suspend_definition: SuspendDefinition | None = None
+    instance_id_path: str | None = None
+    pod_selector: PodSelector | None = None
+
+    @property
+    def has_pod_definition(self) -> bool:
+        return self.spec_definition is not None and self.spec_definition.has_pod_definition
+
+
+class StructureDefinition(_Wire):
+    root_component: ComponentDefinition
+    child_components: list[ComponentDefinition] | None = None
+    additional_child_kinds: list[GVK] | None = None
+
+
+# --- gang scheduling ----------------------------------------------------------------------------------------
+
+
+class PodGroupMember(_Wire):
+    component_name: str
+    group_by_key_paths: list[str] | None = None
+    filters: list[str] | None = None
+
+
+class PodGroupDefinition(_Wire):
+    """An entry of the alpha `podGroups` list."""
+
+    name: str
+    members: list[PodGroupMember]
+
+
+class TopologyConstraint(_Wire):
+    topology_name: str
+    preferred_topology_level: str | None = None
+    required_topology_level: str | None = None
+
+
+class SubGroup(_Wire):
+    component_name: str
+    topology: TopologyConstraint | None = None
+
+
+class PodGroup(_Wire):
+    """The KAI-native `podGroup` object; wins over `podGroups` when both are set."""
+
+    name: str
+    sub_groups: list[SubGroup] | None = None
+    topology: TopologyConstraint | None = None
+
+
+class GangScheduling(_Wire):
+    pod_groups: list[PodGroupDefinition] | None = None
+    pod_group: PodGroup | None = None
+
+
+class OptimizationInstructions(_Wire):
+    gang_scheduling: GangScheduling | None = None
+
+
+# --- the resource -------------------------------------------------------------------------------------------
+
+
+class KartaSpec(_Wire):
+    structure_definition: StructureDefinition
+    optimization_instructions: OptimizationInstructions | None = None
+
+
+class ObjectMeta(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
+    """The part of ObjectMeta a definition uses. Server-populated fields (uid, managedFields, ...) are dropped."""
+
+    name: str = ""
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: str | None = None
+
+
+class Karta(msgspec.Struct, rename="camel", forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """A whole definition. Field order is the dump order: kind, apiVersion, metadata, spec."""
+
+    kind: str = KIND
+    api_version: str = API_VERSION
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: KartaSpec
+    status: dict[str, Any] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def structure(self) -> StructureDefinition:
+        return self.spec.structure_definition
+
+    @property
+    def root(self) -> ComponentDefinition:
+        return self.spec.structure_definition.root_component
+
+    @property
+    def children(self) -> list[ComponentDefinition]:
+        return list(self.spec.structure_definition.child_components or [])
+
+    @property
+    def components(self) -> list[ComponentDefinition]:
+        """Root first, then children in declaration order."""
+        return [self.root, *self.children]
+
+    @property
+    def root_gvk(self) -> GVK | None:
+        return self.root.kind
+
+    @property
+    def gang_scheduling(self) -> GangScheduling | None:
+        instructions = self.spec.optimization_instructions
+        return instructions.gang_scheduling if instructions else None

@@ -1,0 +1,143 @@
+"""Reading YAML/JSON documents safely: the one place that turns bytes into plain Python values.
+
+Used for definitions and for workload manifests alike. Every failure becomes a `DocumentError` whose message
+names the source and line, never a parser traceback. Two hostile inputs are handled on purpose: an alias bomb
+("billion laughs") loads cheaply with PyYAML because aliases share objects, but anything that walks the result
+would expand it, so the expanded size is measured (linearly, memoised by identity) and refused past a bound;
+and an oversized input is refused before parsing.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+try:
+    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+# Expanded node count past which a document is treated as an alias bomb. A large `helm template` output has
+# well under a million nodes; a billion-laughs document has billions.
+MAX_EXPANDED_NODES = 5_000_000
+
+
+class DocumentError(ValueError):
+    """A source that cannot be read as YAML/JSON documents."""
+
+    def __init__(self, source: str, message: str) -> None:
+        self.source = source
+        self.message = message
+        super().__init__(f"{source}: {message}")
+
+
+@dataclass(frozen=True)
+class Document:
+    """One parsed document of a stream, with where it came from (for messages)."""
+
+    source: str
+    index: int
+    value: Any
+
+    @property
+    def label(self) -> str:
+        return f"{self.source} (document {self.index + 1})"
+
+
+def read_source_text(source: str | Path) -> tuple[str, str]:
+    """(label, text) of a file path or `-` (standard input), with size and encoding checked."""
+    if str(source) == "-":
+        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        label = "<stdin>"
+    else:
+        path = Path(source)
+        label = str(path)
+        try:
+            if path.is_dir():
+                raise DocumentError(label, "is a directory, not a file")
+            size = path.stat().st_size
+            if size > MAX_INPUT_BYTES:
+                raise DocumentError(label, f"is {size / 1048576:.1f} MiB; inputs over 64 MiB are refused")
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise DocumentError(label, "no such file") from None
+        except PermissionError:
+            raise DocumentError(label, "permission denied") from None
+        except IsADirectoryError:
+            raise DocumentError(label, "is a directory, not a file") from None
+        except OSError as exc:
+            raise DocumentError(label, f"cannot be read: {exc.strerror or exc}") from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise DocumentError(label, "input over 64 MiB is refused")
+    try:
+        return label, data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DocumentError(label, f"is not UTF-8 text (byte {exc.start})") from None
+
+
+def parse_documents(text: str, source: str = "<text>") -> list[Document]:
+    """Every non-empty document of a YAML (or JSON) stream, in order."""
+    documents: list[Document] = []
+    try:
+        for index, value in enumerate(yaml.load_all(io.StringIO(text), Loader=_Loader)):
+            if value is None:
+                continue
+            _check_expansion(value, source, index)
+            documents.append(Document(source, index, value))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise DocumentError(source, f"invalid YAML{where}: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise DocumentError(source, f"invalid YAML: {exc}") from None
+    except RecursionError:
+        raise DocumentError(source, "document is nested too deeply") from None
+    return documents
+
+
+def read_documents(source: str | Path) -> list[Document]:
+    label, text = read_source_text(source)
+    return parse_documents(text, label)
+
+
+def iter_files(directory: Path, suffixes: tuple[str, ...] = (".yaml", ".yml", ".json")) -> Iterator[Path]:
+    """Files of a directory tree with one of the suffixes, in a stable (sorted) order; hidden ones skipped."""
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and path.suffix in suffixes and not any(p.startswith(".") for p in path.parts):
+            yield path
+
+
+def _check_expansion(value: Any, source: str, index: int) -> None:
+    sizes: dict[int, int] = {}
+
+    def size(node: Any, depth: int) -> int:
+        if not isinstance(node, (dict, list)):
+            return 1
+        key = id(node)
+        known = sizes.get(key)
+        if known is not None:
+            return known
+        if depth > 500:
+            raise DocumentError(source, f"document {index + 1} is nested more than 500 levels deep")
+        children = node.values() if isinstance(node, dict) else node
+        total = 1
+        for child in children:
+            total += size(child, depth + 1)
+            if total > MAX_EXPANDED_NODES:
+                raise DocumentError(
+                    source,
+                    f"document {index + 1} expands to more than {MAX_EXPANDED_NODES:,} nodes "
+                    "(a YAML alias bomb?); refused",
+                )
+        sizes[key] = total
+        return total
+
+    size(value, 0)
