@@ -1,0 +1,279 @@
+"""Resource requests of containers, pods and fragmented specs, as the Kubernetes scheduler counts them.
+
+Pure functions over plain dicts shaped like the Kubernetes API JSON (``Container``, ``PodSpec``, the Karta
+``FragmentedPodSpec``). Amounts are exact ``Fraction`` values per resource name; every resource name (CPU, memory,
+each extended resource such as ``nvidia.com/gpu`` or ``nvidia.com/mig-1g.5gb``) is tracked under its own name.
+The formula and its sources are in ``docs/resources.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, Final, TypeGuard
+
+from workload_map.pods.quantity import NANO, QuantityError, parse_nanos
+
+__all__ = [
+    "GPU_RESOURCE_NAMES",
+    "ResourceList",
+    "ResourceSpecError",
+    "accelerator_names",
+    "add",
+    "container_requests",
+    "fragmented_requests",
+    "gpu_count",
+    "is_extended_resource",
+    "is_gpu",
+    "pod_requests",
+    "scale",
+    "total",
+]
+
+ResourceList = dict[str, Fraction]
+"""Amount per resource name, e.g. ``{"cpu": Fraction(1, 2), "nvidia.com/gpu": Fraction(2)}``."""
+
+GPU_RESOURCE_NAMES: Final = ("nvidia.com/gpu", "amd.com/gpu")
+"""Extended resources that are whole GPU devices (more can be configured per call)."""
+
+_MILLI: Final = NANO // 1000
+_OVERCOMMITTABLE_POD_LEVEL: Final = ("cpu", "memory")
+
+_NanoList = dict[str, int]
+
+
+class ResourceSpecError(ValueError):
+    """A container, pod spec or fragmented spec whose resource fields have the wrong shape."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# public API
+
+
+def container_requests(container: Mapping[str, Any]) -> ResourceList:
+    """One container's requests: per resource name the request, falling back to the limit.
+
+    An explicit zero counts as declared. As the API server does for stored objects, each amount is rounded up to
+    whole millis (``100u`` -> ``1m``). Raises ``QuantityError`` naming the container and the field.
+    """
+    return _fractions(_container_nanos(container, _label(container, "containers", 0)))
+
+
+def pod_requests(pod_spec: Mapping[str, Any]) -> ResourceList:
+    """The scheduler's effective request of a pod (``PodSpec`` dict), per resource name.
+
+    ``max(sum(containers) + sum(sidecars), max over init containers i of (request_i + sidecars declared before i))``
+    where sidecars are init containers with ``restartPolicy: Always``; then pod-level ``resources`` replace CPU,
+    memory and hugepages, and ``overhead`` is added. See ``docs/resources.md``.
+    """
+    return _fractions(_pod_nanos(pod_spec))
+
+
+def fragmented_requests(fragment: Mapping[str, Any]) -> ResourceList:
+    """Requests of a Karta fragmented pod spec: ``containers`` plus the single ``container`` (summed); the
+    CR-level ``resources`` (requests, falling back to limits) count only when those containers declared nothing.
+    """
+    fragment = _mapping(fragment, "fragmented pod spec")
+    result: _NanoList = {}
+    for index, container in enumerate(_list(fragment, "containers", "fragmented pod spec")):
+        _add_into(result, _container_nanos(container, _label(container, "containers", index)))
+    single = fragment.get("container")
+    if single is not None:
+        label = f'container "{single["name"]}"' if _named(single) else "container"
+        _add_into(result, _container_nanos(single, label))
+    if not result and fragment.get("resources") is not None:
+        result = _requirements_nanos(fragment["resources"], "resources")
+    return _fractions(result)
+
+
+def add(a: Mapping[str, Fraction], b: Mapping[str, Fraction]) -> ResourceList:
+    """Per-name sum of two resource lists (names of either)."""
+    result = dict(a)
+    for name, amount in b.items():
+        result[name] = result.get(name, 0) + amount
+    return result
+
+
+def total(lists: Iterable[Mapping[str, Fraction]]) -> ResourceList:
+    """Per-name sum of any number of resource lists."""
+    result: ResourceList = {}
+    for each in lists:
+        for name, amount in each.items():
+            result[name] = result.get(name, 0) + amount
+    return result
+
+
+def scale(requests: Mapping[str, Fraction], n: int | Fraction) -> ResourceList:
+    """Every amount times ``n`` (e.g. per-replica requests times desired replicas)."""
+    return {name: amount * n for name, amount in requests.items()}
+
+
+def is_gpu(name: str, extra_gpu_names: Iterable[str] = ()) -> bool:
+    """Whether ``name`` counts as whole GPUs: ``nvidia.com/gpu``, ``amd.com/gpu`` or one of ``extra_gpu_names``.
+
+    MIG slices (``nvidia.com/mig-1g.5gb``), TPUs, Neuron devices and other accelerators are not GPUs.
+    """
+    return name in GPU_RESOURCE_NAMES or name in extra_gpu_names
+
+
+def gpu_count(requests: Mapping[str, Fraction], extra_gpu_names: Iterable[str] = ()) -> int | Fraction:
+    """The number of whole GPUs in ``requests`` (an ``int`` unless some GPU amount is fractional)."""
+    extra = tuple(extra_gpu_names)
+    count = sum((amount for name, amount in requests.items() if is_gpu(name, extra)), Fraction(0))
+    return count.numerator if count.denominator == 1 else count
+
+
+def is_extended_resource(name: str) -> bool:
+    """Kubernetes' extended-resource rule: a domain-prefixed name outside ``kubernetes.io/`` (and not a quota
+    ``requests.`` name). ``cpu``, ``memory``, ``ephemeral-storage``, ``hugepages-*`` and ``pods`` are native."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+def accelerator_names(requests: Mapping[str, Fraction], extra_gpu_names: Iterable[str] = ()) -> list[str]:
+    """Sorted names of the non-zero extended resources in ``requests`` that are not GPUs (MIG slices, TPUs,
+    Neuron cores, Gaudi, Intel GPUs, ...): the accelerators shown per name, never summed into the GPU count."""
+    extra = tuple(extra_gpu_names)
+    return sorted(
+        name for name, amount in requests.items() if amount and is_extended_resource(name) and not is_gpu(name, extra)
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# internals: amounts are whole nano units while summing (exact, and much faster than Fraction arithmetic)
+
+
+def _fractions(nanos: _NanoList) -> ResourceList:
+    return {name: Fraction(amount, NANO) for name, amount in nanos.items()}
+
+
+def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
+    return isinstance(value, (dict, Mapping))  # a plain dict is the fast case
+
+
+def _named(container: object) -> TypeGuard[Mapping[str, Any]]:
+    return _is_mapping(container) and isinstance(container.get("name"), str) and bool(container["name"])
+
+
+def _label(container: object, field: str, index: int) -> str:
+    if _named(container):
+        kind = "init container" if field == "initContainers" else "container"
+        return f'{kind} "{container["name"]}"'
+    return f"{field}[{index}]"
+
+
+def _mapping(value: object, what: str) -> Mapping[str, Any]:
+    if not _is_mapping(value):
+        raise ResourceSpecError(f"{what}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def _list(parent: Mapping[str, Any], key: str, what: str) -> list[Any]:
+    value = parent.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ResourceSpecError(f"{what} {key}: expected a list, got {type(value).__name__}")
+    return value
+
+
+def _resource_list(value: object, field: str) -> _NanoList:
+    """A ResourceList (``requests``, ``limits``, ``overhead``) in nano units, each rounded up to whole millis."""
+    if value is None:
+        return {}
+    if not _is_mapping(value):
+        raise ResourceSpecError(f"{field}: expected a mapping of resource name to quantity, got {type(value).__name__}")
+    result: _NanoList = {}
+    for name, raw in value.items():
+        try:
+            result[name] = _stored_nanos(raw) if isinstance(raw, str) else _stored_nanos_uncached(raw)
+        except QuantityError as error:
+            raise error.at(f'{field}["{name}"]') from None
+    return result
+
+
+def _stored_nanos_uncached(raw: Any) -> int:
+    """A ResourceList amount in nano units as the API server stores it: rounded up to milli precision."""
+    if raw is None:  # JSON null decodes to a zero quantity
+        return 0
+    nanos = parse_nanos(raw)  # other types are refused there with a QuantityError
+    magnitude = -(-abs(nanos) // _MILLI) * _MILLI
+    return magnitude if nanos >= 0 else -magnitude
+
+
+_stored_nanos: Final = lru_cache(maxsize=4096)(_stored_nanos_uncached)
+
+
+def _requirements_nanos(resources: object, field: str) -> _NanoList:
+    """Requests, falling back per name to limits, of a ResourceRequirements object at ``field``."""
+    if resources is None:
+        return {}
+    if not _is_mapping(resources):
+        raise ResourceSpecError(f"{field}: expected an object with requests/limits, got {type(resources).__name__}")
+    requests = _resource_list(resources.get("requests"), f"{field}.requests")
+    limits = _resource_list(resources.get("limits"), f"{field}.limits")
+    for name, amount in limits.items():
+        requests.setdefault(name, amount)
+    return requests
+
+
+def _container_nanos(container: object, label: str) -> _NanoList:
+    return _requirements_nanos(_mapping(container, label).get("resources"), f"{label} resources")
+
+
+def _add_into(target: _NanoList, amounts: _NanoList) -> None:
+    for name, amount in amounts.items():
+        target[name] = target.get(name, 0) + amount
+
+
+def _max_into(target: _NanoList, amounts: _NanoList) -> None:
+    for name, amount in amounts.items():
+        if name not in target or amount > target[name]:
+            target[name] = amount
+
+
+def _is_pod_level_resource(name: str) -> bool:
+    return name in _OVERCOMMITTABLE_POD_LEVEL or name.startswith("hugepages-")
+
+
+def _pod_nanos(spec: object) -> _NanoList:
+    spec = _mapping(spec, "pod spec")
+    result: _NanoList = {}
+    for index, container in enumerate(_list(spec, "containers", "pod spec")):
+        _add_into(result, _container_nanos(container, _label(container, "containers", index)))
+
+    # Init containers run one after another; a sidecar (restartPolicy: Always) keeps running, so it adds to the
+    # pod's steady state and to every init container that starts after it.
+    sidecars: _NanoList = {}
+    init_peak: _NanoList = {}
+    for index, container in enumerate(_list(spec, "initContainers", "pod spec")):
+        amounts = _container_nanos(container, _label(container, "initContainers", index))
+        if container.get("restartPolicy") == "Always":
+            _add_into(result, amounts)
+            _add_into(sidecars, amounts)
+            _max_into(init_peak, sidecars)
+        else:
+            _add_into(amounts, sidecars)
+            _max_into(init_peak, amounts)
+    _max_into(result, init_peak)
+
+    # Pod-level resources (PodLevelResources) replace CPU, memory and hugepages. A pod-level request wins; a
+    # pod-level limit alone stands in for the request, as the API server defaults it, unless the containers
+    # already request that CPU or memory (then the pod-level request defaults to the containers' figure).
+    pod_level = spec.get("resources")
+    if pod_level is not None:
+        if not _is_mapping(pod_level):
+            raise ResourceSpecError(f"pod-level resources: expected an object, got {type(pod_level).__name__}")
+        requests = _resource_list(pod_level.get("requests"), "pod-level resources.requests")
+        limits = _resource_list(pod_level.get("limits"), "pod-level resources.limits")
+        for name, amount in limits.items():
+            if _is_pod_level_resource(name) and name not in requests:
+                if name in _OVERCOMMITTABLE_POD_LEVEL and name in result:
+                    continue
+                result[name] = amount
+        for name, amount in requests.items():
+            if _is_pod_level_resource(name):
+                result[name] = amount
+
+    _add_into(result, _resource_list(spec.get("overhead"), "overhead"))
+    return result
