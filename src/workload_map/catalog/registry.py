@@ -1,0 +1,266 @@
+"""Built-in definitions (package data) and the registry that picks a definition for a workload.
+
+Definitions come from three sources, each an *origin*: `local` (files the user points at), `cluster` (Karta
+objects read from the API server) and `catalog` (the built-in ones shipped in this package). For one root GVK the
+precedence is local > cluster > catalog, so a user's definition replaces a built-in one without editing the
+package. Two definitions from the same origin for one GVK are a collision: the first by name wins and a warning
+says which one was dropped.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Literal, get_args
+
+import msgspec
+
+from workload_map.model import GVK, Karta, loads_definitions
+
+Origin = Literal["local", "cluster", "catalog"]
+ORIGINS: tuple[Origin, ...] = get_args(Origin)
+_RANK: dict[str, int] = {origin: rank for rank, origin in enumerate(ORIGINS)}
+
+_DEFINITIONS_PACKAGE = "workload_map.catalog"
+_DEFINITIONS_DIR = "definitions"
+
+
+# --- the built-in catalog -----------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _builtin_encoded() -> tuple[bytes, ...]:
+    """Every packaged definition, loaded once and kept encoded: decoding a fresh copy is ~10x cheaper than
+    `copy.deepcopy`, and nobody can mutate the cache through a returned object."""
+    directory = resources.files(_DEFINITIONS_PACKAGE).joinpath(_DEFINITIONS_DIR)
+    files = sorted(
+        (entry for entry in directory.iterdir() if entry.name.endswith((".yaml", ".yml"))), key=lambda e: e.name
+    )
+    encoder = msgspec.json.Encoder()
+    encoded: list[bytes] = []
+    for entry in files:
+        for karta in loads_definitions(entry.read_text(encoding="utf-8"), source=f"catalog/{entry.name}"):
+            encoded.append(encoder.encode(karta))
+    return tuple(encoded)
+
+
+_DECODER = msgspec.json.Decoder(Karta)
+
+
+def builtin_definitions() -> list[Karta]:
+    """The built-in definitions, in file-name order. Each call returns new objects the caller may change."""
+    return [_DECODER.decode(item) for item in _builtin_encoded()]
+
+
+def builtin_registry() -> DefinitionRegistry:
+    """A new registry holding the built-in catalog (add `local` or `cluster` definitions to it with `.add`)."""
+    return DefinitionRegistry([("catalog", builtin_definitions())])
+
+
+# --- registry -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A definition held by the registry, with the source it came from."""
+
+    karta: Karta
+    origin: Origin
+
+    @property
+    def name(self) -> str:
+        return self.karta.name
+
+    @property
+    def gvk(self) -> GVK | None:
+        return self.karta.root_gvk
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The definition chosen for a workload. `exact` is False when it was written for another version of the
+    same group and kind (the version fallback)."""
+
+    karta: Karta
+    origin: Origin
+    exact: bool = True
+
+
+class DefinitionRegistry:
+    """Definitions from several origins, looked up by root GVK, by object, by kind or by name.
+
+    `DefinitionRegistry([("local", mine), ("catalog", builtin_definitions())])`, or build one up with `.add`.
+    The objects handed out are the ones held; treat them as read-only (`builtin_definitions()` gives fresh ones).
+    """
+
+    def __init__(self, sources: Iterable[tuple[Origin, Iterable[Karta]]] | None = None) -> None:
+        self._entries: list[Entry] = []
+        self._index: _Index | None = None
+        for origin, kartas in sources or ():
+            self.add(origin, kartas)
+
+    def add(self, origin: Origin, kartas: Iterable[Karta]) -> None:
+        """Add definitions from one origin (`local`, `cluster` or `catalog`)."""
+        if origin not in _RANK:
+            raise ValueError(f"unknown definition origin {origin!r}: use one of {', '.join(ORIGINS)}")
+        for karta in kartas:
+            if not isinstance(karta, Karta):
+                raise TypeError(f"expected a Karta from {origin!r}, got {type(karta).__name__}")
+            self._entries.append(Entry(karta, origin))
+        self._index = None
+
+    # --- lookups --------------------------------------------------------------------------------------------
+
+    def for_gvk(self, group: str, version: str, kind: str) -> Resolved | None:
+        """The definition for a root GVK: an exact match, else one for another version of the same group and
+        kind (the group is never guessed). Among fallbacks, origin precedence first, then the newest version."""
+        index = self._built()
+        winner = index.by_gvk.get((group, version, kind))
+        if winner is not None:
+            return Resolved(winner.karta, winner.origin)
+        candidates = index.by_group_kind.get((group, kind), [])
+        if not candidates:
+            return None
+        best = min(candidates, key=lambda entry: (_RANK[entry.origin], _version_order(_gvk(entry).version)))
+        return Resolved(best.karta, best.origin, exact=False)
+
+    def for_object(self, obj: Mapping[str, Any]) -> Resolved | None:
+        """The definition for a workload object, from its `apiVersion` and `kind`."""
+        api_version = obj.get("apiVersion") if isinstance(obj, Mapping) else None
+        kind = obj.get("kind") if isinstance(obj, Mapping) else None
+        if not isinstance(api_version, str) or not api_version or not isinstance(kind, str) or not kind:
+            raise ValueError(
+                "the object has no apiVersion and kind; "
+                "pass a whole Kubernetes object (as `kubectl get -o yaml` prints it)"
+            )
+        gvk = GVK.from_api_version(api_version, kind)
+        return self.for_gvk(gvk.group, gvk.version, gvk.kind)
+
+    def by_kind(self, kind: str, group: str | None = None) -> list[Entry]:
+        """The effective definitions whose root kind is `kind`, ignoring case (`pytorchjob`, `PyTorchJob` and
+        the plural `pytorchjobs` all match), optionally only in `group`. Sorted by group, then newest version."""
+        wanted = kind.lower()
+        found = [
+            entry
+            for entry in self._built().by_gvk.values()
+            if wanted in _kind_spellings(_gvk(entry).kind) and (group is None or _gvk(entry).group == group)
+        ]
+        return sorted(found, key=lambda entry: (_gvk(entry).group, _version_order(_gvk(entry).version)))
+
+    def by_name(self, name: str) -> Resolved | None:
+        """The definition named `name`; local wins over cluster, cluster over catalog."""
+        entry = self._built().by_name.get(name)
+        return Resolved(entry.karta, entry.origin) if entry else None
+
+    def all(self) -> list[Entry]:
+        """Every definition held, including ones another origin overrides: sorted by root GVK (as `group/version/kind`,
+        `core` for the core group), then name, then origin precedence; definitions without a root GVK last."""
+        return sorted(self._entries, key=_listing_key)
+
+    def effective(self) -> list[Entry]:
+        """The definition in force for each root GVK (after precedence and collisions), in `all()` order."""
+        return sorted(self._built().by_gvk.values(), key=_listing_key)
+
+    def is_effective(self, entry: Entry) -> bool:
+        """Whether `entry` is the definition in force for its GVK (False when overridden or a losing duplicate)."""
+        gvk = entry.gvk
+        if gvk is None:
+            return False
+        winner = self._built().by_gvk.get((gvk.group, gvk.version, gvk.kind))
+        return winner is entry
+
+    @property
+    def warnings(self) -> list[str]:
+        """Collisions found: two definitions from one origin for the same root GVK, or with the same name."""
+        return list(self._built().warnings)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Any:
+        return iter(self.all())
+
+    # --- index ----------------------------------------------------------------------------------------------
+
+    def _built(self) -> _Index:
+        if self._index is None:
+            self._index = _Index.build(self._entries)
+        return self._index
+
+
+@dataclass
+class _Index:
+    by_gvk: dict[tuple[str, str, str], Entry]
+    by_group_kind: dict[tuple[str, str], list[Entry]]
+    by_name: dict[str, Entry]
+    warnings: list[str]
+
+    @classmethod
+    def build(cls, entries: list[Entry]) -> _Index:
+        warnings: list[str] = []
+        # Within one origin, the first definition by name wins a GVK; earlier origins win across origins.
+        ordered = sorted(entries, key=lambda entry: (_RANK[entry.origin], entry.name))
+        by_gvk: dict[tuple[str, str, str], Entry] = {}
+        for entry in ordered:
+            gvk = entry.gvk
+            if gvk is None:
+                continue
+            key = (gvk.group, gvk.version, gvk.kind)
+            held = by_gvk.get(key)
+            if held is None:
+                by_gvk[key] = entry
+            elif held.origin == entry.origin:
+                warnings.append(
+                    f"collision: {entry.origin} definitions {held.name!r} and {entry.name!r} both describe {gvk}; "
+                    f"using {held.name!r} (first by name). Remove or rename one of them."
+                )
+        by_group_kind: dict[tuple[str, str], list[Entry]] = {}
+        for (group, _version, kind), entry in by_gvk.items():
+            by_group_kind.setdefault((group, kind), []).append(entry)
+        by_name: dict[str, Entry] = {}
+        for entry in ordered:
+            held = by_name.get(entry.name)
+            if held is None:
+                by_name[entry.name] = entry
+            elif held.origin == entry.origin and held.karta is not entry.karta:
+                warnings.append(
+                    f"collision: two {entry.origin} definitions are named {entry.name!r}; the first one is used"
+                )
+        return cls(by_gvk, by_group_kind, by_name, warnings)
+
+
+# --- helpers ------------------------------------------------------------------------------------------------
+
+
+def _gvk(entry: Entry) -> GVK:
+    gvk = entry.gvk
+    assert gvk is not None  # the index holds only entries with a root GVK
+    return gvk
+
+
+def _listing_key(entry: Entry) -> tuple[int, str, str, int]:
+    gvk = entry.gvk
+    return (gvk is None, str(gvk) if gvk else "", entry.name, _RANK[entry.origin])
+
+
+_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+_STABILITY = {None: 0, "beta": 1, "alpha": 2}
+
+
+def _version_order(version: str) -> tuple[int, int, int, int, str]:
+    """Sort key putting the preferred Kubernetes version first: GA before beta before alpha, higher numbers
+    first (v2 > v1 > v1beta2 > v1beta1 > v1alpha1), versions of another shape last, alphabetically."""
+    match = _VERSION.match(version)
+    if match is None:
+        return (1, 0, 0, 0, version)
+    major, stability, minor = match.groups()
+    return (0, _STABILITY[stability], -int(major), -int(minor or 0), version)
+
+
+def _kind_spellings(kind: str) -> set[str]:
+    lower = kind.lower()
+    plural = lower + "es" if lower.endswith(("s", "x", "z", "ch", "sh")) else lower + "s"
+    return {lower, plural}
