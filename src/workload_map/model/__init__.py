@@ -10,6 +10,8 @@ from workload_map.model.load import (
     loads_definitions,
     scan_definitions,
 )
+from workload_map.model.paths import JQ_FIELDS, POD_SCOPED, jq_fields
+from workload_map.model.schema import crd, crd_yaml, json_schema, json_schema_text
 from workload_map.model.types import (
     API_VERSION,
     GVK,
@@ -51,7 +53,9 @@ from workload_map.model.yamlio import Document, DocumentError, parse_documents, 
 __all__ = [
     "API_VERSION",
     "GVK",
+    "JQ_FIELDS",
     "KIND",
+    "POD_SCOPED",
     "PRIMARY_PHASE_PRECEDENCE",
     "STATUS_EVALUATION_ORDER",
     "UNDEFINED",
@@ -87,8 +91,13 @@ __all__ = [
     "SubGroup",
     "SuspendDefinition",
     "TopologyConstraint",
+    "crd",
+    "crd_yaml",
     "dump_json",
     "dump_yaml",
+    "jq_fields",
+    "json_schema",
+    "json_schema_text",
     "karta_from_dict",
     "load_definition",
     "load_definitions",

@@ -10,6 +10,7 @@ Two entry points with two policies:
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import typing
 from collections.abc import Iterable, Mapping
@@ -26,25 +27,43 @@ DefinitionSource = Union[str, Path, Mapping[str, Any], Karta, Iterable[Any]]
 
 
 class DefinitionError(ValueError):
-    """A definition that cannot be loaded: where it came from, the YAML field path, and what to do."""
+    """A definition that cannot be loaded: where it came from, the YAML field path, and what to do.
 
-    def __init__(self, source: str, message: str, path: str = "") -> None:
+    `unreadable` is True when the source itself could not be read or parsed as YAML/JSON (no definition in it
+    could be looked at), as opposed to one definition in it being wrong.
+    """
+
+    def __init__(self, source: str, message: str, path: str = "", *, unreadable: bool = False) -> None:
         self.source = source
         self.path = path
         self.message = message
+        self.unreadable = unreadable
         where = f" at {path}" if path else ""
         super().__init__(f"{source}{where}: {message}")
 
 
 @dataclass
 class LoadResult:
+    """What a bulk load found: the definitions, the problems, and both in source order (`items`)."""
+
     definitions: list[Karta] = field(default_factory=list)
     problems: list[DefinitionError] = field(default_factory=list)
+    # (label, definition or problem) in the order met; the label names the file and document.
+    items: list[tuple[str, Karta | DefinitionError]] = field(default_factory=list)
+
+    def add(self, label: str, item: Karta | DefinitionError) -> None:
+        if isinstance(item, Karta):
+            self.definitions.append(item)
+        else:
+            self.problems.append(item)
+        self.items.append((label, item))
 
 
 def load_definitions(source: DefinitionSource) -> list[Karta]:
     """Every definition in `source`; raises `DefinitionError` on the first one that is not valid."""
     result = _load(source, strict=True)
+    if not result.definitions and _is_one_input(source):
+        raise DefinitionError(_label(source), NO_DEFINITIONS)
     return result.definitions
 
 
@@ -56,9 +75,21 @@ def scan_definitions(source: DefinitionSource) -> LoadResult:
 def load_definition(source: DefinitionSource) -> Karta:
     """Exactly one definition."""
     definitions = load_definitions(source)
+    if not definitions:
+        raise DefinitionError(_label(source), NO_DEFINITIONS)
     if len(definitions) != 1:
         raise DefinitionError(_label(source), f"expected one definition, found {len(definitions)}")
     return definitions[0]
+
+
+NO_DEFINITIONS = "no definitions found (the input is empty)"
+
+
+def _is_one_input(source: DefinitionSource) -> bool:
+    """A file or a text: where an empty result means the user gave us nothing (a directory may be empty)."""
+    if isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)):
+        return not Path(source).is_dir()
+    return isinstance(source, str)
 
 
 def karta_from_dict(value: Any, source: str = "<dict>") -> Karta:
@@ -68,19 +99,77 @@ def karta_from_dict(value: Any, source: str = "<dict>") -> Karta:
     value = dict(value)
     if "structureDefinition" in value and "kind" not in value:
         value = {"kind": KIND, "apiVersion": API_VERSION, "metadata": {"name": ""}, "spec": value}
+    else:
+        # A whole object whose header was left out (`kubectl apply` would need it; we do not).
+        spec = value.get("spec")
+        if "kind" not in value and isinstance(spec, Mapping) and "structureDefinition" in spec:
+            value = {"kind": KIND, **value}
+        if "apiVersion" not in value and value.get("kind") == KIND:
+            value = {"apiVersion": API_VERSION, **value}
     kind = value.get("kind")
+    if kind is None:
+        raise DefinitionError(source, f"kind is missing: this is not a Karta definition (kind: {KIND})", "kind")
     if kind != KIND:
         raise DefinitionError(source, f"kind is {kind!r}, not {KIND!r}: this is not a Karta definition", "kind")
     api_version = value.get("apiVersion")
     if api_version != API_VERSION:
         raise DefinitionError(source, f"apiVersion is {api_version!r}; this tool reads {API_VERSION!r}", "apiVersion")
+    _drop_null_defaults(value)
     try:
         karta = msgspec.convert(value, Karta, strict=True)
     except msgspec.ValidationError as exc:
-        raise _explain(exc, source) from None
+        raise _explain(exc, source, value) from None
     if karta.status is not None:
         karta = msgspec.structs.replace(karta, status=None)
     return karta
+
+
+_DEFAULTED_CONDITION_FIELDS = ("typeFieldName", "statusFieldName", "messageFieldName", "reasonFieldName")
+
+
+def _drop_null_defaults(value: dict[str, Any]) -> None:
+    """`messageFieldName: null` means the CRD default, as on the API server (nulls are pruned, then defaulted).
+
+    Copies what it changes; the caller's dict is left alone. Anything malformed is left for msgspec to report.
+    """
+    spec = value.get("spec")
+    structure = spec.get("structureDefinition") if isinstance(spec, Mapping) else None
+    if not isinstance(structure, Mapping):
+        return
+    components: list[Any] = [structure.get("rootComponent")]
+    children = structure.get("childComponents")
+    if isinstance(children, list):
+        components += children
+    if not any(_null_condition_field(c) for c in components):
+        return
+    structure = dict(structure)
+    value["spec"] = {**spec, "structureDefinition": structure}  # type: ignore[dict-item]
+    fixed = [_without_null_condition_fields(c) for c in components]
+    structure["rootComponent"] = fixed[0]
+    if isinstance(children, list):
+        structure["childComponents"] = fixed[1:]
+
+
+def _conditions_of(component: Any) -> Any:
+    status = component.get("statusDefinition") if isinstance(component, Mapping) else None
+    return status.get("conditionsDefinition") if isinstance(status, Mapping) else None
+
+
+def _null_condition_field(component: Any) -> bool:
+    conditions = _conditions_of(component)
+    return isinstance(conditions, Mapping) and any(
+        k in conditions and conditions[k] is None for k in _DEFAULTED_CONDITION_FIELDS
+    )
+
+
+def _without_null_condition_fields(component: Any) -> Any:
+    if not _null_condition_field(component):
+        return component
+    conditions = {
+        k: v for k, v in _conditions_of(component).items() if not (k in _DEFAULTED_CONDITION_FIELDS and v is None)
+    }
+    status = {**component["statusDefinition"], "conditionsDefinition": conditions}
+    return {**component, "statusDefinition": status}
 
 
 # --- sources ------------------------------------------------------------------------------------------------
@@ -90,15 +179,15 @@ def _load(source: DefinitionSource, *, strict: bool) -> LoadResult:
     result = LoadResult()
     for label, value in _values(source, result, strict=strict):
         if isinstance(value, Karta):
-            result.definitions.append(value)
+            result.add(label, value)
             continue
         for item_label, item in _unwrap_lists(label, value):
             try:
-                result.definitions.append(karta_from_dict(item, item_label))
+                result.add(item_label, karta_from_dict(item, item_label))
             except DefinitionError as exc:
                 if strict:
                     raise
-                result.problems.append(exc)
+                result.add(item_label, exc)
     return result
 
 
@@ -119,7 +208,10 @@ def _values(source: DefinitionSource, result: LoadResult, *, strict: bool) -> It
         yield from _documents_of(lambda text: parse_documents(text, "<text>"), source, result, strict=strict)
     else:
         for index, item in enumerate(source):
-            yield f"<item {index + 1}>", item
+            if isinstance(item, (str, Path, Karta)):  # several files, texts or definitions
+                yield from _values(item, result, strict=strict)
+            else:
+                yield f"<item {index + 1}>", item
 
 
 def _documents_of(
@@ -128,10 +220,10 @@ def _documents_of(
     try:
         documents = reader(arg)
     except DocumentError as exc:
-        error = DefinitionError(exc.source, exc.message)
+        error = DefinitionError(exc.source, exc.message, unreadable=True)
         if strict:
             raise error from None
-        result.problems.append(error)
+        result.add(exc.source, error)
         return
     many = len(documents) > 1
     for document in documents:
@@ -162,6 +254,8 @@ def loads_definitions(text: str, source: str = "<text>") -> list[Karta]:
     for label, value in _documents_of(lambda t: parse_documents(t, source), text, result, strict=True):
         for item_label, item in _unwrap_lists(label, value):
             result.definitions.append(karta_from_dict(item, item_label))
+    if not result.definitions:
+        raise DefinitionError(source, NO_DEFINITIONS)
     return result.definitions
 
 
@@ -177,11 +271,13 @@ _MISSING_FIELD = re.compile(r"Object missing required field `(?P<name>[^`]*)`")
 _EXPECTED = re.compile(r"Expected `(?P<want>[^`]*)`, got `(?P<got>[^`]*)`")
 
 
-def _explain(exc: msgspec.ValidationError, source: str) -> DefinitionError:
+def _explain(exc: msgspec.ValidationError, source: str, value: Any = None) -> DefinitionError:
     text = str(exc)
     match = _MSGSPEC_PATH.search(text)
     raw_path = match.group("path") if match else ""
     message = text[: match.start()] if match else text
+    if raw_path.endswith("[...]"):
+        raw_path = _name_map_key(value, raw_path)
     path = raw_path.lstrip(".")
     if unknown := _UNKNOWN_FIELD.match(message):
         name = unknown.group("name")
@@ -197,9 +293,51 @@ def _explain(exc: msgspec.ValidationError, source: str) -> DefinitionError:
     if expected := _EXPECTED.match(message):
         want = _TYPE_WORDS.get(expected.group("want"), expected.group("want"))
         got = _TYPE_WORDS.get(expected.group("got"), expected.group("got"))
-        hint = " (jq expressions are strings: quote it)" if want == "a string" and path.endswith("Path") else ""
+        hint = _quote_hint(path, got, _value_at(value, raw_path)) if want == "a string" else ""
         return DefinitionError(source, f"must be {want}, not {got}{hint}", path)
     return DefinitionError(source, message.strip(), path)
+
+
+# Fields holding jq expressions (the last name of the YAML path; list indexes stripped).
+_JQ_FIELDS = frozenset({"expression", "path", "idPath", "keyPath", "instanceIdPath", "groupByKeyPaths", "filters"})
+
+
+def _quote_hint(path: str, got: str, raw: Any) -> str:
+    """What to write instead of an unquoted scalar where a string is needed."""
+    if got not in ("an integer", "a number", "a boolean", "null"):
+        return ""
+    field_name = re.sub(r"\[\d+\]$", "", path).rsplit(".", 1)[-1]
+    literal = "null" if raw is None else json.dumps(raw)
+    if field_name in _JQ_FIELDS or field_name.endswith("Path"):
+        return f"; jq expressions are strings: quote it ('{literal}')"
+    if field_name == "value" and ".suspendDefinition." in path:
+        return f"; the value is a JSON literal held in a string: quote it ('{literal}')"
+    if isinstance(raw, bool):
+        # YAML 1.1 reads True/yes/on unquoted as a boolean.
+        return f'; YAML reads it as a boolean: quote it ("{"True" if raw else "False"}")'
+    return f'; quote it ("{literal}")'
+
+
+def _value_at(value: Any, raw_path: str) -> Any:
+    """The raw value at a msgspec error path (`.spec.x[0].y`), or None when it cannot be followed."""
+    current = value
+    for name, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", raw_path):
+        try:
+            current = current[int(index)] if index else current[name]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return current
+
+
+def _name_map_key(value: Any, raw_path: str) -> str:
+    """msgspec says `matchLabels[...]` for a bad map value: name the first key whose value is not a string."""
+    prefix = raw_path[: -len("[...]")]
+    mapping = _value_at(value, prefix)
+    if isinstance(mapping, Mapping):
+        for key, item in mapping.items():
+            if not isinstance(key, str) or not isinstance(item, str):
+                return f"{prefix}.{key}"
+    return prefix
 
 
 _TYPE_WORDS = {

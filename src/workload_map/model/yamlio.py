@@ -19,9 +19,29 @@ from typing import Any
 import yaml
 
 try:
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
+    _BaseLoader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+    _BaseLoader = yaml.SafeLoader
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """The safe loader, refusing a mapping that repeats a key (PyYAML would silently keep the last one).
+
+    A repeated key in a definition is a lost matcher or path; kubectl refuses such manifests too.
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
+                continue
+            key = key_node.value
+            if key in seen:
+                mark = key_node.start_mark
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}; remove one of them", mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 # Expanded node count past which a document is treated as an alias bomb. A large `helm template` output has
