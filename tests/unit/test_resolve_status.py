@@ -46,10 +46,10 @@ def status_of(status_definition: dict[str, Any], status: dict[str, Any] | None =
     return Workload(definition(status_definition), thing(status, spec or None)).status
 
 
-# --- fixtures of §15.4 -------------------------------------------------------------------------------------------
+# --- fixtures of §15.4 ------------------------------------------------------------------------------------------------
 
 
-def test_pyflow_running_condition_gives_running_with_conditions_extracted():
+def test_pyflow_running_condition_gives_running_with_conditions_extracted() -> None:
     status = Workload(karta("pyflow"), obj("pyflow")).status
     assert status.phase == "Running"
     assert status.phases == ("Running",)
@@ -59,7 +59,7 @@ def test_pyflow_running_condition_gives_running_with_conditions_extracted():
     )
 
 
-def test_pyflow_initializing_matches_by_reason_init():
+def test_pyflow_initializing_matches_by_reason_init() -> None:
     pyflow = obj("pyflow")
     pyflow["status"]["conditions"] = [{"type": "Running", "status": "False", "reason": "Init"}]
     status = Workload(karta("pyflow"), pyflow).status
@@ -67,7 +67,7 @@ def test_pyflow_initializing_matches_by_reason_init():
     assert status.phase == "Initializing"
 
 
-def test_reactor_phase_running_is_read_from_the_phase_field():
+def test_reactor_phase_running_is_read_from_the_phase_field() -> None:
     status = Workload(karta("reactor"), obj("reactor")).status
     assert status.raw_phase == "running"
     assert status.phase == "Running"
@@ -77,28 +77,28 @@ def test_reactor_phase_running_is_read_from_the_phase_field():
     ("phase", "expected"),
     [("pending", "Initializing"), ("running", "Running"), ("failed", "Failed"), ("x", "Undefined")],
 )
-def test_reactor_phase_mapping(phase, expected):
+def test_reactor_phase_mapping(phase, expected) -> None:
     reactor = obj("reactor")
     reactor["status"]["phase"] = phase
     assert Workload(karta("reactor"), reactor).status.phase == expected
 
 
-# --- phase --------------------------------------------------------------------------------------------------------
+# --- phase ------------------------------------------------------------------------------------------------------------
 
 
-def test_missing_phase_field_gives_empty_raw_phase_not_none():
+def test_missing_phase_field_gives_empty_raw_phase_not_none() -> None:
     status = status_of({"phaseDefinition": PHASE, "statusMappings": {}})
     assert status.raw_phase == ""
     assert status.phases == ("Undefined",)
 
 
-def test_phase_that_is_a_number_is_an_error_naming_the_phase_path():
+def test_phase_that_is_a_number_is_an_error_naming_the_phase_path() -> None:
     with pytest.raises(ExtractionError, match="failed to extract phase") as caught:
         status_of({"phaseDefinition": PHASE, "statusMappings": {}}, {"phase": 3})
     assert caught.value.field == "statusDefinition.phaseDefinition.path"
 
 
-def test_phase_path_runtime_error_is_failed_to_extract_phase_in_resolve_errors():
+def test_phase_path_runtime_error_is_failed_to_extract_phase_in_resolve_errors() -> None:
     resolution = Workload(
         definition({"phaseDefinition": {"path": ".status.phase[]"}, "statusMappings": {"running": [{}]}}),
         thing({"phase": "running"}),
@@ -109,7 +109,7 @@ def test_phase_path_runtime_error_is_failed_to_extract_phase_in_resolve_errors()
     assert resolution.status.phases == ("Running",)
 
 
-def test_only_the_first_phase_output_is_used():
+def test_only_the_first_phase_output_is_used() -> None:
     status = status_of(
         {"phaseDefinition": {"path": ".status.phases[]"}, "statusMappings": {"running": [{"byPhase": "a"}]}},
         {"phases": ["a", "b"]},
@@ -118,7 +118,7 @@ def test_only_the_first_phase_output_is_used():
     assert status.phase == "Running"
 
 
-def test_by_phase_is_case_sensitive_and_every_status_can_match_by_phase():
+def test_by_phase_is_case_sensitive_and_every_status_can_match_by_phase() -> None:
     mappings = {name: [{"byPhase": name}] for name in ("running", "failed", "degraded", "resuming")}
     assert status_of({"phaseDefinition": PHASE, "statusMappings": mappings}, {"phase": "degraded"}).phases == (
         "Degraded",
@@ -128,15 +128,15 @@ def test_by_phase_is_case_sensitive_and_every_status_can_match_by_phase():
     )
 
 
-def test_by_phase_never_matches_without_a_phase_definition():
+def test_by_phase_never_matches_without_a_phase_definition() -> None:
     status = status_of({"statusMappings": {"running": [{"byPhase": "running"}]}}, {"phase": "running"})
     assert status.phase == "Undefined"
 
 
-# --- conditions ---------------------------------------------------------------------------------------------------
+# --- conditions -------------------------------------------------------------------------------------------------------
 
 
-def test_no_match_and_empty_conditions_give_undefined():
+def test_no_match_and_empty_conditions_give_undefined() -> None:
     mappings = {"running": [{"byConditions": [{"type": "Running", "status": "True"}]}]}
     assert status_of({"conditionsDefinition": CONDITIONS, "statusMappings": mappings}, {"conditions": []}).phases == (
         "Undefined",
@@ -144,7 +144,7 @@ def test_no_match_and_empty_conditions_give_undefined():
     assert status_of({"conditionsDefinition": CONDITIONS, "statusMappings": mappings}, {}).phases == ("Undefined",)
 
 
-def test_condition_without_status_counts_as_empty_status():
+def test_condition_without_status_counts_as_empty_status() -> None:
     status = status_of(
         {"conditionsDefinition": CONDITIONS, "statusMappings": {"running": [{"byConditions": [{"type": "Ready"}]}]}},
         {"conditions": [{"type": "Ready"}]},
@@ -153,7 +153,7 @@ def test_condition_without_status_counts_as_empty_status():
     assert status.phase == "Running"  # a pure presence check
 
 
-def test_last_duplicate_condition_type_wins_for_matching():
+def test_last_duplicate_condition_type_wins_for_matching() -> None:
     mappings = {"running": [{"byConditions": [{"type": "Ready", "status": "True"}]}]}
     conditions = [{"type": "Ready", "status": "True"}, {"type": "Ready", "status": "False"}]
     status = status_of({"conditionsDefinition": CONDITIONS, "statusMappings": mappings}, {"conditions": conditions})
@@ -161,7 +161,7 @@ def test_last_duplicate_condition_type_wins_for_matching():
     assert len(status.conditions) == 2
 
 
-def test_custom_condition_field_names_and_reason_only_when_configured():
+def test_custom_condition_field_names_and_reason_only_when_configured() -> None:
     definition_ = {
         "conditionsDefinition": {
             "path": ".status.c",
@@ -177,7 +177,7 @@ def test_custom_condition_field_names_and_reason_only_when_configured():
     assert status.phase == "Failed"
 
 
-def test_conditions_without_reason_field_name_extract_no_reason():
+def test_conditions_without_reason_field_name_extract_no_reason() -> None:
     karta_ = karta_from_dict(
         {
             "metadata": {"name": "thing"},
@@ -213,7 +213,7 @@ def test_conditions_without_reason_field_name_extract_no_reason():
         ({"status": "True", "reason": "Init"}, {"status": "False", "reason": "Init"}, False),
     ],
 )
-def test_reason_matching(expected, actual, matches):
+def test_reason_matching(expected, actual, matches) -> None:
     mappings = {"initializing": [{"byConditions": [{"type": "Running", **expected}]}]}
     status = status_of(
         {"conditionsDefinition": CONDITIONS, "statusMappings": mappings},
@@ -222,7 +222,7 @@ def test_reason_matching(expected, actual, matches):
     assert (status.phase == "Initializing") is matches
 
 
-def test_missing_condition_type_does_not_match():
+def test_missing_condition_type_does_not_match() -> None:
     mappings = {"running": [{"byConditions": [{"type": "Ready", "status": "True"}, {"type": "Synced"}]}]}
     status = status_of(
         {"conditionsDefinition": CONDITIONS, "statusMappings": mappings},
@@ -231,7 +231,7 @@ def test_missing_condition_type_does_not_match():
     assert status.phase == "Undefined"
 
 
-def test_conditions_from_several_arrays_are_flattened_and_null_gives_none():
+def test_conditions_from_several_arrays_are_flattened_and_null_gives_none() -> None:
     status = status_of(
         {"conditionsDefinition": {"path": ".status.a, .status.b, .status.none"}, "statusMappings": {}},
         {"a": [{"type": "A", "status": "True"}], "b": [{"type": "B", "status": "False"}]},
@@ -239,7 +239,7 @@ def test_conditions_from_several_arrays_are_flattened_and_null_gives_none():
     assert [c.type for c in status.conditions] == ["A", "B"]
 
 
-def test_conditions_path_that_is_not_an_array_is_failed_to_extract_conditions():
+def test_conditions_path_that_is_not_an_array_is_failed_to_extract_conditions() -> None:
     with pytest.raises(ExtractionError, match="failed to extract conditions") as caught:
         status_of({"conditionsDefinition": CONDITIONS, "statusMappings": {}}, {"conditions": {"type": "A"}})
     assert caught.value.field == "statusDefinition.conditionsDefinition.path"
@@ -247,7 +247,7 @@ def test_conditions_path_that_is_not_an_array_is_failed_to_extract_conditions():
         status_of({"conditionsDefinition": CONDITIONS, "statusMappings": {}}, {"conditions": ["Ready"]})
 
 
-def test_non_string_condition_fields_are_not_read():
+def test_non_string_condition_fields_are_not_read() -> None:
     status = status_of(
         {"conditionsDefinition": CONDITIONS, "statusMappings": {}},
         {"conditions": [{"type": 1, "status": True, "reason": 3, "message": {}}]},
@@ -255,10 +255,10 @@ def test_non_string_condition_fields_are_not_read():
     assert status.conditions == (Condition(type="", status="", reason=None, message=""),)
 
 
-# --- matchers -----------------------------------------------------------------------------------------------------
+# --- matchers ---------------------------------------------------------------------------------------------------------
 
 
-def test_or_across_matchers():
+def test_or_across_matchers() -> None:
     mappings = {
         "running": [
             {"byPhase": "running"},
@@ -277,18 +277,18 @@ def test_or_across_matchers():
         assert got.phase == expected
 
 
-def test_and_inside_one_matcher_phase_and_conditions_both_needed():
+def test_and_inside_one_matcher_phase_and_conditions_both_needed() -> None:
     mappings = {"running": [{"byPhase": "running", "byConditions": [{"type": "Ready", "status": "True"}]}]}
     sd = {"phaseDefinition": PHASE, "conditionsDefinition": CONDITIONS, "statusMappings": mappings}
     assert status_of(sd, {"phase": "running", "conditions": []}).phase == "Undefined"
     assert status_of(sd, {"phase": "running", "conditions": [{"type": "Ready", "status": "True"}]}).phase == "Running"
 
 
-def test_empty_matcher_matches_unconditionally():
+def test_empty_matcher_matches_unconditionally() -> None:
     assert status_of({"statusMappings": {"degraded": [{}]}}).phases == ("Degraded",)
 
 
-def test_overlapping_matchers_report_every_status_in_evaluation_order_and_primary_by_precedence():
+def test_overlapping_matchers_report_every_status_in_evaluation_order_and_primary_by_precedence() -> None:
     mappings = {name: [{}] for name in ("initializing", "running", "completed", "failed", "degraded", "resuming")}
     status = status_of({"statusMappings": mappings})
     assert status.phases == ("Resuming", "Running", "Failed", "Completed", "Initializing", "Degraded")
@@ -307,11 +307,11 @@ def test_overlapping_matchers_report_every_status_in_evaluation_order_and_primar
         ([], "Undefined"),
     ],
 )
-def test_primary_phase_precedence(phases, primary):
+def test_primary_phase_precedence(phases, primary) -> None:
     assert primary_phase(phases) == primary
 
 
-# --- byExpression -------------------------------------------------------------------------------------------------
+# --- byExpression -----------------------------------------------------------------------------------------------------
 
 
 def expression_status(expression: str, expected: str, status: dict[str, Any] | None = None, **spec: Any) -> str:
@@ -319,15 +319,15 @@ def expression_status(expression: str, expected: str, status: dict[str, Any] | N
     return str(status_of({"statusMappings": mappings}, status, **spec).phase)
 
 
-def test_by_expression_compares_the_string_unquoted():
+def test_by_expression_compares_the_string_unquoted() -> None:
     assert expression_status(".status.phase", "running", {"phase": "running"}) == "Running"
 
 
-def test_by_expression_false_boolean_does_not_match_true():
+def test_by_expression_false_boolean_does_not_match_true() -> None:
     assert expression_status('.status.phase == "failed"', "true", {"phase": "running"}) == "Undefined"
 
 
-def test_by_expression_null_is_the_string_null():
+def test_by_expression_null_is_the_string_null() -> None:
     assert expression_status(".status.missing", "true", {}) == "Undefined"
     assert expression_status(".status.missing", "null", {}) == "Running"
 
@@ -343,22 +343,22 @@ def test_by_expression_null_is_the_string_null():
         (1e21, "1e+21"),
     ],
 )
-def test_by_expression_formats_like_gojq_tostring(value, text):
+def test_by_expression_formats_like_gojq_tostring(value, text) -> None:
     assert expression_status(".spec.v", text, v=value) == "Running"
 
 
-def test_by_expression_uses_only_the_first_output_and_none_means_no_match():
+def test_by_expression_uses_only_the_first_output_and_none_means_no_match() -> None:
     assert expression_status(".spec.v[]", "a", v=["a", "b"]) == "Running"
     assert expression_status(".spec.v[] | select(. == 9)", "9", v=[1]) == "Undefined"
 
 
-def test_by_expression_complex_and_with_inner_select():
+def test_by_expression_complex_and_with_inner_select() -> None:
     expression = '.status.ready == 2 and ([.status.conditions[] | select(.type == "Ready")] | length) == 1'
     got = expression_status(expression, "true", {"ready": 2, "conditions": [{"type": "Ready"}]})
     assert got == "Running"
 
 
-def test_by_phase_and_by_expression_and_conditions_are_all_anded_and_short_circuit():
+def test_by_phase_and_by_expression_and_conditions_are_all_anded_and_short_circuit() -> None:
     mappings = {
         "running": [
             {
@@ -379,13 +379,13 @@ def test_by_phase_and_by_expression_and_conditions_are_all_anded_and_short_circu
     assert status_of(sd, {"phase": "paused", "conditions": ready}).phase == "Undefined"
 
 
-def test_invalid_by_expression_is_failed_to_match_status():
+def test_invalid_by_expression_is_failed_to_match_status() -> None:
     with pytest.raises(ExtractionError, match="failed to match status") as caught:
         expression_status('.status | error("nope")', "x", {})
     assert caught.value.field == "statusDefinition.statusMappings.running[0].byExpression.expression"
 
 
-def test_a_broken_matcher_in_resolve_counts_as_no_match_and_the_others_still_match():
+def test_a_broken_matcher_in_resolve_counts_as_no_match_and_the_others_still_match() -> None:
     mappings = {
         "failed": [{"byExpression": {"expression": ".status.x[]", "expectedResult": "1"}}],
         "running": [{"byExpression": {"expression": ".status.ready", "expectedResult": "true"}}],
@@ -396,7 +396,7 @@ def test_a_broken_matcher_in_resolve_counts_as_no_match_and_the_others_still_mat
     assert [e.field for e in resolution.errors] == ["statusDefinition.statusMappings.failed[0].byExpression.expression"]
 
 
-def test_status_json_carries_phase_phases_raw_phase_and_conditions():
+def test_status_json_carries_phase_phases_raw_phase_and_conditions() -> None:
     status = Workload(karta("pyflow"), obj("pyflow")).status
     data = status.to_dict()
     assert data["phase"] == "Running"
@@ -410,6 +410,6 @@ def test_status_json_carries_phase_phases_raw_phase_and_conditions():
     }
 
 
-def test_child_component_without_status_definition_has_no_status():
+def test_child_component_without_status_definition_has_no_status() -> None:
     workload = Workload(karta("pyflow"), obj("pyflow"))
     assert workload.component("master").status is None
