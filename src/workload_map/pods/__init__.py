@@ -1,1 +1,108 @@
-"""pods layer."""
+"""The pods layer: resource arithmetic, pod selectors, owner chains and pod attribution.
+
+    from workload_map.pods import attribute, pod_requests, gpu_count
+
+See docs/resources.md (quantities and the scheduler's formula) and docs/view.md (attribution and the view).
+"""
+
+from workload_map.pods.attribution import (
+    AttributedPod,
+    Attribution,
+    AttributionPlan,
+    attribute,
+    attribute_many,
+    workload_uid,
+)
+from workload_map.pods.owners import (
+    DEFAULT_MAX_HOPS,
+    OwnerChains,
+    OwnerIndex,
+    OwnerRecord,
+    Owners,
+    owned_by,
+)
+from workload_map.pods.quantity import (
+    NANO,
+    Format,
+    QuantityError,
+    QuantityKind,
+    canonical_quantity,
+    format_canonical,
+    format_for_table,
+    format_quantity,
+    int_value,
+    milli_value,
+    parse_nanos,
+    parse_quantity,
+    quantity_kind,
+)
+from workload_map.pods.resources import (
+    GPU_RESOURCE_NAMES,
+    ResourceList,
+    ResourceSpecError,
+    accelerator_names,
+    add,
+    container_requests,
+    fragmented_requests,
+    gpu_count,
+    is_extended_resource,
+    is_gpu,
+    pod_requests,
+    scale,
+    total,
+)
+from workload_map.pods.selectors import (
+    InstanceNotFound,
+    PodQuerier,
+    SelectorError,
+    go_string,
+    matches_component_type,
+    matches_labels,
+)
+
+__all__ = [
+    "DEFAULT_MAX_HOPS",
+    "GPU_RESOURCE_NAMES",
+    "NANO",
+    "AttributedPod",
+    "Attribution",
+    "AttributionPlan",
+    "Format",
+    "InstanceNotFound",
+    "OwnerChains",
+    "OwnerIndex",
+    "OwnerRecord",
+    "Owners",
+    "PodQuerier",
+    "QuantityError",
+    "QuantityKind",
+    "ResourceList",
+    "ResourceSpecError",
+    "SelectorError",
+    "accelerator_names",
+    "add",
+    "attribute",
+    "attribute_many",
+    "canonical_quantity",
+    "container_requests",
+    "format_canonical",
+    "format_for_table",
+    "format_quantity",
+    "fragmented_requests",
+    "go_string",
+    "gpu_count",
+    "int_value",
+    "is_extended_resource",
+    "is_gpu",
+    "matches_component_type",
+    "matches_labels",
+    "milli_value",
+    "owned_by",
+    "parse_nanos",
+    "parse_quantity",
+    "pod_requests",
+    "quantity_kind",
+    "scale",
+    "total",
+    "workload_uid",
+]
