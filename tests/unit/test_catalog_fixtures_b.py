@@ -1,0 +1,295 @@
+"""The built-in definitions for serving, NIM, Milvus, Dynamo, Grove and Sandbox against their fixtures.
+
+Each fixture (tests/fixtures/catalog/<slug>/) is a mid-run workload with the status its operator writes and the pods
+that operator creates, labelled as it labels them. A definition must resolve its fixture to the instances, scales and
+primary phase a user of that framework expects, and its pod selectors must place every fixture pod in exactly one
+pod-bearing component and instance, with as many pods per instance as the definition desires.
+
+Pod selectors are evaluated here with the PyPI `jq` module (label lookups only) until the pods layer's attribution
+lands; everything else goes through the real `Workload` API.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jq
+import pytest
+import yaml
+
+from workload_map.catalog import DefinitionRegistry, builtin_definitions
+from workload_map.model import ComponentDefinition, Karta
+from workload_map.resolve import Scale, Workload
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "catalog"
+
+# slug -> (primary phase, {component: {instance id: (replicas, min, max)}}, {(leaf component, instance): pods})
+EXPECTED: dict[str, tuple[str, dict[str, dict[str, tuple[int | None, int | None, int | None]]], dict[Any, int]]] = {
+    "serving-kserve-io-inferenceservice-v1beta1": (
+        "Running",
+        {"predictor": {"": (2, 2, 4)}, "predictor-worker": {}, "transformer": {"transformer": (1, 1, None)}},
+        {("predictor", ""): 2, ("transformer", "transformer"): 1},
+    ),
+    "serving-kserve-io-llminferenceservice-v1alpha2": (
+        "Running",
+        {
+            "workload": {"": (2, None, None)},
+            "workload-main": {"": (1, None, None)},
+            "workload-worker": {},
+            "prefill": {"prefill": (1, None, None)},
+            "prefill-main": {"prefill": (1, None, None)},
+            "scheduler": {"scheduler": (1, None, None)},
+        },
+        {("workload-main", ""): 2, ("prefill-main", "prefill"): 1, ("scheduler", "scheduler"): 1},
+    ),
+    "serving-kserve-io-llminferenceservice-v1alpha1": (
+        "Running",
+        {"workload": {"": (1, None, None)}, "workload-worker": {"worker": (1, None, None)}, "prefill": {}},
+        {("workload-main", ""): 1, ("workload-worker", "worker"): 1},
+    ),
+    "serving-knative-dev-service-v1": ("Running", {"revision": {"": (1, 1, 5)}}, {("revision", ""): 2}),
+    "apps-nvidia-com-nimservice-v1alpha1": ("Running", {"nimservice": {"": (2, None, None)}}, {("nimservice", ""): 2}),
+    "apps-nvidia-com-nimcache-v1alpha1": ("Running", {"caching-job": {"": (1, None, None)}}, {("caching-job", ""): 1}),
+    "milvus-io-milvus-v1beta1": (
+        "Running",
+        {
+            "component": {
+                "mixcoord": (1, None, None),
+                "proxy": (2, None, None),
+                "datanode": (1, None, None),
+                "querynode": (2, 2, 6),
+                "indexnode": (1, None, None),
+            }
+        },
+        {
+            ("component", "mixcoord"): 1,
+            ("component", "proxy"): 2,
+            ("component", "datanode"): 1,
+            ("component", "querynode"): 2,
+            ("component", "indexnode"): 1,
+        },
+    ),
+    "nvidia-com-dynamographdeployment-v1alpha1": (
+        "Running",
+        {
+            "service": {
+                "Frontend": (1, None, None),
+                "VllmDecodeWorker": (2, None, None),
+                "VllmPrefillWorker": (2, None, None),
+            }
+        },
+        {("service", "Frontend"): 1, ("service", "VllmDecodeWorker"): 2, ("service", "VllmPrefillWorker"): 2},
+    ),
+    "nvidia-com-dynamographdeployment-v1beta1": (
+        "Running",
+        {"component": {"frontend": (1, None, None), "worker": (3, 2, None)}},
+        {("component", "frontend"): 1, ("component", "worker"): 3},
+    ),
+    "grove-io-podcliqueset-v1alpha1": (
+        "Running",
+        {
+            "replica": {"": (1, None, None)},
+            "clique": {"frontend": (1, 1, None), "decode": (2, 1, 4), "pleader": (2, 1, None), "pworker": (2, 1, None)},
+        },
+        {("clique", "frontend"): 1, ("clique", "decode"): 2, ("clique", "pleader"): 2, ("clique", "pworker"): 2},
+    ),
+    "agents-x-k8s-io-sandbox-v1beta1": ("Running", {"agent": {"": (1, None, None)}}, {("agent", ""): 1}),
+    "agents-x-k8s-io-sandbox-v1alpha1": ("Suspended", {"agent": {"": (0, None, None)}}, {}),
+}
+
+
+def _read(path: Path) -> Any:
+    with path.open(encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+@cache
+def _registry() -> DefinitionRegistry:
+    return DefinitionRegistry([("catalog", builtin_definitions())])
+
+
+@cache
+def _karta(slug: str) -> Karta:
+    found = _registry().by_name(slug)
+    assert found is not None, f"no built-in definition {slug}"
+    return found.karta
+
+
+def _workload(slug: str) -> Workload:
+    """A fresh workload for tests that write."""
+    return Workload(_karta(slug), _read(FIXTURES / slug / "workload.yaml"))
+
+
+@cache
+def _resolved(slug: str) -> Workload:
+    """One shared workload per fixture for the read-only tests (reads are cached inside it)."""
+    return _workload(slug)
+
+
+def _jq(expression: str, value: Any) -> list[Any]:
+    return list(jq.compile(expression).input_value(json.loads(json.dumps(value, sort_keys=True))).all())
+
+
+def _matches_type(component: ComponentDefinition, pod: dict[str, Any]) -> bool:
+    selector = component.pod_selector.component_type_selector if component.pod_selector else None
+    if selector is None:
+        return False
+    labels = pod["metadata"].get("labels") or {}
+    if any(labels.get(key) != value for key, value in (selector.match_labels or {}).items()):
+        return False
+    if not selector.key_path:
+        return True
+    outputs = _jq(selector.key_path, pod)
+    if selector.value is not None:
+        return selector.value in outputs
+    return any(output is not None for output in outputs)
+
+
+def _attribute(workload: Workload, pod: dict[str, Any]) -> tuple[str, str]:
+    leaves = [component for component in workload if component.has_pod_definition]
+    if len(leaves) == 1:
+        leaf = leaves[0]
+    else:
+        matching = [component for component in leaves if _matches_type(component.definition, pod)]
+        names = [component.name for component in matching]
+        assert len(matching) == 1, f"pod {pod['metadata']['name']} matches components {names}"
+        leaf = matching[0]
+    instance = ""
+    if leaf.definition.instance_id_path:
+        selector = leaf.definition.pod_selector.component_instance_selector if leaf.definition.pod_selector else None
+        assert selector is not None
+        outputs = _jq(selector.id_path, pod)
+        assert len(outputs) == 1, f"pod {pod['metadata']['name']}: instance id {outputs}"
+        instance = outputs[0]
+        assert instance in leaf.instance_ids, f"pod {pod['metadata']['name']}: {instance!r} not in {leaf.instance_ids}"
+    return leaf.name, instance
+
+
+@pytest.mark.parametrize("slug", sorted(EXPECTED))
+def test_fixture_resolves_to_the_phase_the_operator_reports(slug: str) -> None:
+    assert _resolved(slug).status.phase == EXPECTED[slug][0]
+
+
+@pytest.mark.parametrize("slug", sorted(EXPECTED))
+def test_fixture_resolves_to_the_expected_instances_and_scales(slug: str) -> None:
+    workload = _resolved(slug)
+    for name, instances in EXPECTED[slug][1].items():
+        component = workload.component(name)
+        assert component.instance_ids == list(instances), name
+        scales = component.scales or {}
+        want = {iid: Scale(*numbers) for iid, numbers in instances.items()}
+        assert scales == want, name
+
+
+@pytest.mark.parametrize("slug", sorted(EXPECTED))
+def test_every_fixture_pod_lands_in_one_component_instance_as_many_as_desired(slug: str) -> None:
+    workload = _resolved(slug)
+    pods = _read(FIXTURES / slug / "pods.yaml")["items"]
+    counts = Counter(_attribute(workload, pod) for pod in pods)
+    assert dict(counts) == EXPECTED[slug][2]
+
+
+def test_inferenceservice_predictor_reads_the_model_container_and_its_gpu() -> None:
+    specs = _resolved("serving-kserve-io-inferenceservice-v1beta1").component("predictor").fragmented_pod_specs
+    assert specs is not None
+    container = specs[""].container or {}
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert container["args"] == ["--max_model_len=8192"]
+
+
+def test_nimcache_gpu_count_becomes_an_nvidia_gpu_limit() -> None:
+    specs = _resolved("apps-nvidia-com-nimcache-v1alpha1").component("caching-job").fragmented_pod_specs
+    assert specs is not None
+    assert specs[""].resources == {"requests": {"cpu": "4", "memory": "16Gi"}, "limits": {"nvidia.com/gpu": "1"}}
+
+
+def test_milvus_component_without_own_resources_reads_the_shared_ones() -> None:
+    specs = _resolved("milvus-io-milvus-v1beta1").component("component").fragmented_pod_specs
+    assert specs is not None
+    assert specs["datanode"].resources == {"requests": {"cpu": "1", "memory": "4Gi"}}
+    assert (specs["querynode"].resources or {})["limits"] == {"nvidia.com/gpu": "1"}
+    assert specs["proxy"].image == "milvusdb/milvus:v2.5.4"
+
+
+def test_suspending_a_running_sandbox_writes_the_operating_mode_and_reads_suspending() -> None:
+    workload = _workload("agents-x-k8s-io-sandbox-v1beta1")
+    workload.suspend()
+    assert workload.merge_patch() == {"spec": {"operatingMode": "Suspended"}}
+    assert Workload(workload.definition, workload.to_object()).status.phase == "Suspending"
+
+
+def test_resuming_a_suspended_v1alpha1_sandbox_sets_one_replica_and_reads_resuming() -> None:
+    workload = _workload("agents-x-k8s-io-sandbox-v1alpha1")
+    workload.resume()
+    assert workload.merge_patch() == {"spec": {"replicas": 1}}
+    assert Workload(workload.definition, workload.to_object()).status.phase == "Resuming"
+
+
+@pytest.mark.parametrize(
+    "slug", ["serving-kserve-io-inferenceservice-v1beta1", "serving-kserve-io-llminferenceservice-v1alpha2"]
+)
+def test_suspending_a_kserve_service_sets_the_stop_annotation_and_reads_suspending(slug: str) -> None:
+    workload = _workload(slug)
+    workload.suspend()
+    assert workload.merge_patch() == {"metadata": {"annotations": {"serving.kserve.io/stop": "true"}}}
+    assert Workload(workload.definition, workload.to_object()).status.phase == "Suspending"
+    workload.resume()
+    assert workload.merge_patch() == {"metadata": {"annotations": {"serving.kserve.io/stop": "false"}}}
+
+
+def test_stopped_inferenceservice_with_the_annotation_cleared_reads_resuming() -> None:
+    obj = _read(FIXTURES / "serving-kserve-io-inferenceservice-v1beta1" / "workload.yaml")
+    obj["metadata"]["annotations"]["serving.kserve.io/stop"] = "false"
+    obj["status"]["conditions"] = [
+        {"type": "PredictorReady", "status": "False", "reason": "Stopped"},
+        {"type": "Stopped", "status": "True"},
+    ]
+    workload = Workload(_karta("serving-kserve-io-inferenceservice-v1beta1"), obj)
+    assert workload.status.phase == "Resuming"
+    obj["metadata"]["annotations"]["serving.kserve.io/stop"] = "true"
+    assert Workload(workload.definition, obj).status.phase == "Suspended"
+
+
+def test_sandbox_still_marked_suspended_after_resume_is_resuming_not_running() -> None:
+    # karta-spec 15.9: Ready=True + Suspended=True with operatingMode Running -> [Resuming] only.
+    obj = _read(FIXTURES / "agents-x-k8s-io-sandbox-v1beta1" / "workload.yaml")
+    obj["status"]["conditions"] = [
+        {"type": "Ready", "status": "True", "reason": "DependenciesReady"},
+        {"type": "Suspended", "status": "True", "reason": "PodTerminated"},
+    ]
+    assert Workload(_karta("agents-x-k8s-io-sandbox-v1beta1"), obj).status.phases == ("Resuming",)
+    obj["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    assert Workload(_karta("agents-x-k8s-io-sandbox-v1beta1"), obj).status.phases == ("Running",)
+
+
+@pytest.mark.parametrize(
+    ("state", "available", "phase"),
+    [("pending", 0, "Initializing"), ("pending", 1, "Degraded"), ("failed", 1, "Failed"), ("successful", 1, "Running")],
+)
+def test_dynamo_graph_state_and_service_availability_give_the_phase(state: str, available: int, phase: str) -> None:
+    obj = _read(FIXTURES / "nvidia-com-dynamographdeployment-v1alpha1" / "workload.yaml")
+    obj["status"]["state"] = state
+    obj["status"]["conditions"] = [{"type": "Ready", "status": "True" if state == "successful" else "False"}]
+    for service in obj["status"]["services"].values():
+        service["availableReplicas"] = available
+        service["readyReplicas"] = available
+    assert Workload(_karta("nvidia-com-dynamographdeployment-v1alpha1"), obj).status.phase == phase
+
+
+def test_grove_set_with_some_replicas_available_is_degraded() -> None:
+    obj = _read(FIXTURES / "grove-io-podcliqueset-v1alpha1" / "workload.yaml")
+    obj["spec"]["replicas"] = 3
+    obj["status"]["availableReplicas"] = 2
+    assert Workload(_karta("grove-io-podcliqueset-v1alpha1"), obj).status.phase == "Degraded"
+
+
+def test_milvus_cluster_without_mixcoord_runs_the_four_coordinators() -> None:
+    obj = _read(FIXTURES / "milvus-io-milvus-v1beta1" / "workload.yaml")
+    del obj["spec"]["components"]["mixCoord"]
+    ids = Workload(_karta("milvus-io-milvus-v1beta1"), obj).component("component").instance_ids
+    assert ids[:4] == ["rootcoord", "datacoord", "querycoord", "indexcoord"]
