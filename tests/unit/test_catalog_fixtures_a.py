@@ -685,3 +685,56 @@ def test_the_definition_reads_each_state_its_controller_writes(
     else:
         obj["status"] = status
     assert _workload_class()(_definition(slug), obj).status.phase == phase
+
+
+# --- pod attribution --------------------------------------------------------------------------------------
+
+# component -> instance id -> pods, for every fixture; the pods no component claims; LWS replica keys.
+ATTRIBUTION: dict[str, dict[str, dict[str, int]]] = {
+    "core-pod-v1": {"pod": {"": 1}},
+    "apps-deployment-v1": {"deployment": {"": 3}},
+    "apps-statefulset-v1": {"statefulset": {"": 3}},
+    "batch-job-v1": {"job": {"": 2}},
+    "batch-cronjob-v1": {"cronjob": {"": 1}},
+    "jobset-x-k8s-io-jobset-v1alpha2": {"replicatedjob": {"driver": 1, "workers": 8}},
+    "kubeflow-org-pytorchjob-v1": {"master": {"": 1}, "worker": {"": 4}},
+    "kubeflow-org-mpijob-v2beta1": {"launcher": {"": 1}, "worker": {"": 2}},
+    "ray-io-raycluster-v1": {"head": {"": 1}, "worker": {"gpu-workers": 2, "cpu-workers": 1}},
+    "ray-io-rayjob-v1": {"head": {"": 1}, "worker": {"gpu": 2}},
+    "ray-io-rayservice-v1": {"head": {"": 1}, "worker": {"gpu": 2}},
+    "leaderworkerset-x-k8s-io-leaderworkerset-v1": {"leader": {"": 2}, "worker": {"": 6}},
+}
+UNCLAIMED: dict[str, list[str]] = {"ray-io-rayjob-v1": ["batch-infer-04598"]}  # the submitter Job's pod
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_fixture_pods_are_attributed_to_their_components_and_instances(slug: str) -> None:
+    from workload_map.pods import attribute
+
+    workload = _workload_class()(_definition(slug), _workload(slug))
+    result = attribute(workload, _read(slug, "pods.yaml"), _read(slug, "owners.yaml"))
+    counts = {
+        component: {instance: len(pods) for instance, pods in instances.items()}
+        for component, instances in result.by_component().items()
+    }
+    assert counts == ATTRIBUTION[slug]
+    assert [pod.name for pod in result.unclaimed] == UNCLAIMED.get(slug, [])
+    assert result.foreign == 0
+
+
+def test_lws_pods_are_split_into_their_groups_by_group_index() -> None:
+    from workload_map.pods import attribute
+
+    slug = "leaderworkerset-x-k8s-io-leaderworkerset-v1"
+    workload = _workload_class()(_definition(slug), _workload(slug))
+    result = attribute(workload, _read(slug, "pods.yaml"), _read(slug, "owners.yaml"))
+    groups: dict[str, list[str]] = {}
+    for pod in result.claimed:
+        groups.setdefault(str(pod.replica), []).append(f"{pod.component}:{pod.name}")
+    assert sorted(groups) == ["0", "1"]
+    assert sorted(groups["1"]) == [
+        "leader:vllm-405b-1",
+        "worker:vllm-405b-1-1",
+        "worker:vllm-405b-1-2",
+        "worker:vllm-405b-1-3",
+    ]
