@@ -5,24 +5,23 @@ that operator creates, labelled as it labels them. A definition must resolve its
 primary phase a user of that framework expects, and its pod selectors must place every fixture pod in exactly one
 pod-bearing component and instance, with as many pods per instance as the definition desires.
 
-Pod selectors are evaluated here with the PyPI `jq` module (label lookups only) until the pods layer's attribution
-lands; everything else goes through the real `Workload` API.
+Everything goes through the real APIs: `Workload` for the definition, `workload_map.pods.attribute` for the pods
+(owner chains through the fixture's intermediate owners, then the definition's pod selectors).
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jq
 import pytest
 import yaml
 
 from workload_map.catalog import DefinitionRegistry, builtin_definitions
-from workload_map.model import ComponentDefinition, Karta
+from workload_map.model import Karta
+from workload_map.pods import attribute
 from workload_map.resolve import Scale, Workload
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,45 +130,6 @@ def _resolved(slug: str) -> Workload:
     return _workload(slug)
 
 
-def _jq(expression: str, value: Any) -> list[Any]:
-    return list(jq.compile(expression).input_value(json.loads(json.dumps(value, sort_keys=True))).all())
-
-
-def _matches_type(component: ComponentDefinition, pod: dict[str, Any]) -> bool:
-    selector = component.pod_selector.component_type_selector if component.pod_selector else None
-    if selector is None:
-        return False
-    labels = pod["metadata"].get("labels") or {}
-    if any(labels.get(key) != value for key, value in (selector.match_labels or {}).items()):
-        return False
-    if not selector.key_path:
-        return True
-    outputs = _jq(selector.key_path, pod)
-    if selector.value is not None:
-        return selector.value in outputs
-    return any(output is not None for output in outputs)
-
-
-def _attribute(workload: Workload, pod: dict[str, Any]) -> tuple[str, str]:
-    leaves = [component for component in workload if component.has_pod_definition]
-    if len(leaves) == 1:
-        leaf = leaves[0]
-    else:
-        matching = [component for component in leaves if _matches_type(component.definition, pod)]
-        names = [component.name for component in matching]
-        assert len(matching) == 1, f"pod {pod['metadata']['name']} matches components {names}"
-        leaf = matching[0]
-    instance = ""
-    if leaf.definition.instance_id_path:
-        selector = leaf.definition.pod_selector.component_instance_selector if leaf.definition.pod_selector else None
-        assert selector is not None
-        outputs = _jq(selector.id_path, pod)
-        assert len(outputs) == 1, f"pod {pod['metadata']['name']}: instance id {outputs}"
-        instance = outputs[0]
-        assert instance in leaf.instance_ids, f"pod {pod['metadata']['name']}: {instance!r} not in {leaf.instance_ids}"
-    return leaf.name, instance
-
-
 @pytest.mark.parametrize("slug", sorted(EXPECTED))
 def test_fixture_resolves_to_the_phase_the_operator_reports(slug: str) -> None:
     assert _resolved(slug).status.phase == EXPECTED[slug][0]
@@ -187,10 +147,14 @@ def test_fixture_resolves_to_the_expected_instances_and_scales(slug: str) -> Non
 
 
 @pytest.mark.parametrize("slug", sorted(EXPECTED))
-def test_every_fixture_pod_lands_in_one_component_instance_as_many_as_desired(slug: str) -> None:
-    workload = _resolved(slug)
+def test_every_fixture_pod_is_owned_and_lands_in_one_component_instance_as_many_as_desired(slug: str) -> None:
     pods = _read(FIXTURES / slug / "pods.yaml")["items"]
-    counts = Counter(_attribute(workload, pod) for pod in pods)
+    owners_file = FIXTURES / slug / "owners.yaml"
+    owners = _read(owners_file)["items"] if owners_file.exists() else []
+    attribution = attribute(_resolved(slug), pods, owners)
+    assert attribution.foreign == 0, "a fixture pod's owner chain does not reach the workload"
+    assert [(pod.name, pod.errors) for pod in attribution.unclaimed] == []
+    counts = Counter((pod.component, pod.instance) for pod in attribution.pods)
     assert dict(counts) == EXPECTED[slug][2]
 
 
