@@ -33,8 +33,8 @@ _DEFINITIONS_DIR = "definitions"
 
 @functools.lru_cache(maxsize=1)
 def _builtin_encoded() -> tuple[bytes, ...]:
-    """Every packaged definition, loaded once and kept encoded: decoding a fresh copy is ~10x cheaper than
-    `copy.deepcopy`, and nobody can mutate the cache through a returned object."""
+    """Every packaged definition, loaded once and kept encoded: decoding fresh copies costs a few percent of
+    `copy.deepcopy` (benchmarks/bench_catalog.py), and nobody can mutate the cache through a returned object."""
     directory = resources.files(_DEFINITIONS_PACKAGE).joinpath(_DEFINITIONS_DIR)
     files = sorted(
         (entry for entry in directory.iterdir() if entry.name.endswith((".yaml", ".yml"))), key=lambda e: e.name

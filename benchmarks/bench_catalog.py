@@ -1,0 +1,83 @@
+"""Built-in catalog cost, as ratios against a baseline measured in the same run.
+
+Rows:
+* ``builtin_definitions()`` once the catalog is loaded (each call decodes fresh objects from the cached encoding),
+  against ``copy.deepcopy`` of the same definitions: why the cache keeps bytes rather than objects.
+* the first load of the whole catalog (read, parse, type every packaged definition), against parsing the same
+  files with PyYAML's C loader alone: the price of typing and checking on top of YAML.
+* ``registry.for_object`` on a workload object, against a dict lookup by the same key: the price of a lookup.
+
+Run alone: ``python benchmarks/bench_catalog.py``.
+"""
+
+from __future__ import annotations
+
+import copy
+import timeit
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from workload_map.catalog import builtin_definitions, builtin_registry, registry
+
+
+def _best_us(stmt: Any, number: int, repeat: int = 5) -> float:
+    return min(timeit.repeat(stmt, number=number, repeat=repeat)) / number * 1e6
+
+
+def rows() -> list[dict[str, Any]]:
+    definitions = builtin_definitions()
+    fresh = _best_us(builtin_definitions, 20)
+    deep = _best_us(lambda: copy.deepcopy(definitions), 5)
+
+    texts = [
+        entry.read_text(encoding="utf-8")
+        for entry in resources.files("workload_map.catalog").joinpath("definitions").iterdir()
+        if entry.name.endswith(".yaml")
+    ]
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    def first_load() -> None:
+        registry._builtin_encoded.cache_clear()
+        registry._builtin_encoded()
+
+    first = _best_us(first_load, 1, repeat=3)
+    parse = _best_us(lambda: [yaml.load(text, Loader=loader) for text in texts], 1, repeat=3)
+
+    reg = builtin_registry()
+    obj = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "x"}}
+    table = {("kubeflow.org", "v1", "PyTorchJob"): definitions[0]}
+    lookup = _best_us(lambda: reg.for_object(obj), 5000)
+    plain = _best_us(lambda: table.get(("kubeflow.org", "v1", "PyTorchJob")), 5000)
+    return [
+        {
+            "name": f"builtin_definitions(), {len(definitions)} definitions, cached (vs copy.deepcopy of them)",
+            "figure": round(fresh, 1),
+            "baseline": round(deep, 1),
+            "ratio": round(fresh / deep, 3),
+            "target": 0.5,
+            "unit": "us",
+        },
+        {
+            "name": "first load of the built-in catalog (vs PyYAML C-loader parse of the same files)",
+            "figure": round(first / 1000, 1),
+            "baseline": round(parse / 1000, 1),
+            "ratio": round(first / parse, 2),
+            "target": None,
+            "unit": "ms",
+        },
+        {
+            "name": "registry.for_object (vs a dict lookup by GVK)",
+            "figure": round(lookup, 2),
+            "baseline": round(plain, 3),
+            "ratio": round(lookup / plain, 1),
+            "target": None,
+            "unit": "us",
+        },
+    ]
+
+
+if __name__ == "__main__":
+    for row in rows():
+        print(row)
