@@ -1,1 +1,38 @@
-"""view layer."""
+"""The view: one workload rolled up into the tree every front end renders (CLI tree/table/json/yaml, exporters).
+
+    from workload_map.view import build_view
+
+    view = build_view(workload, pods=pods, owners=owners, origin="catalog")
+    view.resources.gpus                    # 33
+    view.to_dict()                         # JSON, schemaVersion "workloadmap.io/view/v1"
+
+See docs/view.md.
+"""
+
+from workload_map.view.build import build_view, desired_replicas
+from workload_map.view.podstatus import pod_node, pod_phase, pod_ready, pod_reason
+from workload_map.view.types import (
+    SCHEMA_VERSION,
+    ComponentView,
+    PodView,
+    Replicas,
+    Resources,
+    ViewError,
+    WorkloadView,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "ComponentView",
+    "PodView",
+    "Replicas",
+    "Resources",
+    "ViewError",
+    "WorkloadView",
+    "build_view",
+    "desired_replicas",
+    "pod_node",
+    "pod_phase",
+    "pod_ready",
+    "pod_reason",
+]

@@ -1,0 +1,371 @@
+"""`build_view`: a workload, its pods and its definition rolled up into one `WorkloadView` (docs/view.md).
+
+Counting rules:
+
+* **Desired replicas** of an instance: `replicas`, else `minReplicas`, else 1 (a missing scale gives 1).
+* A child component's replicas count **per replica of its parent**: its total is its own scale times the parent's
+  total (an LWS of 2 groups with 1 leader and 3 workers per group is 2 leaders and 6 workers). A parent that
+  declares no scale passes its own multiplier down.
+* **Requests** come from the spec: the per-replica request (pod template, else pod spec, else fragmented spec)
+  times the desired replicas, summed up the tree, so a missing pod does not change the totals. A component that
+  declares no pod spec but claims live pods counts those pods' requests.
+* **Live counts**: `current` is the number of pods attributed, `ready` those with `Ready=True`; both are None in
+  file mode (`pods=None`).
+* A node's figures cover its subtree; a grouping component adds nothing of its own (its scale is already in its
+  children), so nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from workload_map.pods.attribution import AttributedPod, Attribution, attribute
+from workload_map.pods.owners import DEFAULT_MAX_HOPS, Owners
+from workload_map.pods.quantity import QuantityError
+from workload_map.pods.resources import (
+    ResourceList,
+    ResourceSpecError,
+    add,
+    fragmented_requests,
+    pod_requests,
+    scale,
+    total,
+)
+from workload_map.resolve import (
+    ExtractedInstance,
+    InvalidObjectError,
+    Resolution,
+    ResolvedComponent,
+    Scale,
+    Workload,
+)
+from workload_map.view.podstatus import pod_node, pod_phase, pod_ready, pod_reason
+from workload_map.view.types import ComponentView, PodView, Replicas, Resources, ViewError, WorkloadView
+
+__all__ = ["build_view", "desired_replicas"]
+
+UNDEFINED = "Undefined"
+
+
+def desired_replicas(scale_: Scale | None) -> int:
+    """Desired replicas of one instance: `replicas`, else `minReplicas`, else 1 (never negative)."""
+    if scale_ is None:
+        return 1
+    for value in (scale_.replicas, scale_.min_replicas):
+        if value is not None:
+            return max(0, value)
+    return 1
+
+
+@dataclass(slots=True)
+class _Totals:
+    desired: int
+    current: int | None
+    ready: int | None
+    requests: ResourceList
+    nodes: set[str]
+
+
+def _plus(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
+
+
+class _Builder:
+    def __init__(
+        self, workload: Workload, resolution: Resolution, attribution: Attribution | None, gpu_names: tuple[str, ...]
+    ) -> None:
+        self.workload = workload
+        self.resolution = resolution
+        self.gpu_names = gpu_names
+        self.file_mode = attribution is None
+        self.errors: list[ViewError] = [
+            ViewError(error.component, error.field, error.message) for error in resolution.errors
+        ]
+        self.claimed: dict[tuple[str, str], list[AttributedPod]] = {}
+        self.unclaimed: list[AttributedPod] = []
+        if attribution is not None:
+            for pod in attribution.pods:
+                if pod.claimed:
+                    assert pod.component is not None and pod.instance is not None
+                    self.claimed.setdefault((pod.component, pod.instance), []).append(pod)
+                else:
+                    self.unclaimed.append(pod)
+
+    # --- resources ----------------------------------------------------------------------------------------------
+
+    def resources(self, requests: ResourceList) -> Resources:
+        return Resources.of(requests, self.gpu_names)
+
+    def per_replica(self, component: str, instance: ExtractedInstance | None) -> ResourceList:
+        """The request of one replica of an instance, from its pod template, pod spec or fragmented spec."""
+        if instance is None:
+            return {}
+        where = f" of instance {instance.instance_id!r}" if instance.instance_id else ""
+        try:
+            if instance.pod_template_spec is not None:
+                field = "specDefinition.podTemplateSpecPath"
+                spec = instance.pod_template_spec.get("spec")
+                return pod_requests(spec if isinstance(spec, Mapping) else {})
+            if instance.pod_spec is not None:
+                field = "specDefinition.podSpecPath"
+                return pod_requests(instance.pod_spec)
+            fragment = instance.fragmented_pod_spec
+            if fragment is not None:
+                field = "specDefinition.fragmentedPodSpecDefinition"
+                parts = {"containers": fragment.containers, "container": fragment.container}
+                return fragmented_requests({**parts, "resources": fragment.resources})
+        except (QuantityError, ResourceSpecError) as error:
+            self.errors.append(ViewError(component, field, f"cannot count the requests{where}: {error}"))
+        return {}
+
+    # --- pods ---------------------------------------------------------------------------------------------------
+
+    def pod_view(self, attributed: AttributedPod, *, unclaimed: bool = False) -> PodView:
+        pod = attributed.pod
+        errors = list(attributed.errors)
+        spec = pod.get("spec")
+        requests: ResourceList = {}
+        try:
+            requests = pod_requests(spec if isinstance(spec, Mapping) else {})
+        except (QuantityError, ResourceSpecError) as error:
+            errors.append(f"cannot count the pod's requests: {error}")
+        ready = pod_ready(pod)
+        metadata = pod.get("metadata")
+        namespace = metadata.get("namespace") if isinstance(metadata, Mapping) else None
+        return PodView(
+            name=attributed.name,
+            phase=pod_phase(pod),
+            ready=ready,
+            node=pod_node(pod),
+            reason=pod_reason(pod, ready),
+            resources=self.resources(requests),
+            namespace=namespace if isinstance(namespace, str) else "",
+            replica=attributed.replica,
+            component=attributed.component if unclaimed else None,
+            errors=tuple(errors),
+        )
+
+    def pods_of(self, component: str, instance: str) -> list[PodView]:
+        members = sorted(self.claimed.get((component, instance), ()), key=lambda pod: pod.name)
+        return [self.pod_view(pod) for pod in members]
+
+    # --- the tree -----------------------------------------------------------------------------------------------
+
+    def declares_scale(self, component: str) -> bool:
+        return self.workload.component(component).definition.scale_definition is not None
+
+    def child_names(self, resolved: ResolvedComponent, visiting: frozenset[str]) -> list[str]:
+        return [
+            name
+            for name in resolved.children
+            if name in self.resolution.components and name not in visiting and name != resolved.name
+        ]
+
+    def component(
+        self, name: str, multiplier: int, visiting: frozenset[str], *, hoist_children: bool = False
+    ) -> ComponentView | None:
+        """The node of a component (None when it is plumbing); `multiplier` is its parent's total replicas."""
+        resolved = self.resolution.components[name]
+        visiting = visiting | {name}
+        children = [] if hoist_children else self.child_names(resolved, visiting)
+        if not resolved.multi_instance:
+            return self.instance_node(resolved, "", multiplier, children, visiting, instance_label=None)
+        keys = sorted(resolved.instances)
+        nodes: list[ComponentView] = []
+        for key in keys:
+            node = self.instance_node(
+                resolved, key, multiplier, children if len(keys) == 1 else [], visiting, instance_label=key
+            )
+            if node is not None:
+                nodes.append(node)
+        if len(keys) != 1 and children:
+            if self.declares_scale(name):
+                below = sum(desired_replicas(resolved.instances[key].scale) for key in keys) * multiplier
+            else:
+                below = multiplier
+            nodes.extend(node for node in (self.component(child, below, visiting) for child in children) if node)
+        if not nodes and not resolved.errors:
+            return None  # no instances in this object (a feature it does not use) and no pods
+        own = _Totals(0, self.zero(), self.zero(), {}, set())
+        return self.assemble(resolved, instance=None, scale_=None, pods=[], own=own, children=nodes)
+
+    def zero(self) -> int | None:
+        return None if self.file_mode else 0
+
+    def instance_node(
+        self,
+        resolved: ResolvedComponent,
+        key: str,
+        multiplier: int,
+        children: Sequence[str],
+        visiting: frozenset[str],
+        *,
+        instance_label: str | None,
+    ) -> ComponentView | None:
+        extracted = resolved.instances.get(key)
+        scale_ = extracted.scale if extracted is not None else None
+        per = desired_replicas(scale_)
+        declared = self.declares_scale(resolved.name)
+        pods = self.pods_of(resolved.name, key)
+        if resolved.has_pod_definition:
+            own_desired = per * multiplier
+            own_requests = scale(self.per_replica(resolved.name, extracted), own_desired)
+            below = own_desired if declared else multiplier
+        else:
+            own_desired = 0
+            own_requests = total(pod.resources.requests for pod in pods)
+            below = per * multiplier if declared else multiplier
+        child_nodes = [node for node in (self.component(child, below, visiting) for child in children) if node]
+        if not resolved.has_pod_definition and not child_nodes:
+            own_desired = per * multiplier if declared else len(pods)
+        own = _Totals(
+            own_desired,
+            None if self.file_mode else len(pods),
+            None if self.file_mode else sum(1 for pod in pods if pod.ready),
+            own_requests,
+            {pod.node for pod in pods if pod.node},
+        )
+        if (
+            not resolved.has_pod_definition
+            and not pods
+            and not child_nodes
+            and own_desired == 0
+            and not any(own_requests.values())
+            and not resolved.errors
+        ):
+            return None  # plumbing: declares nothing this workload runs
+        return self.assemble(resolved, instance=instance_label, scale_=scale_, pods=pods, own=own, children=child_nodes)
+
+    def assemble(
+        self,
+        resolved: ResolvedComponent,
+        *,
+        instance: str | None,
+        scale_: Scale | None,
+        pods: list[PodView],
+        own: _Totals,
+        children: list[ComponentView],
+    ) -> ComponentView:
+        desired, current, ready = own.desired, own.current, own.ready
+        requests = dict(own.requests)
+        nodes = set(own.nodes)
+        for child in children:
+            desired += child.replicas.desired
+            current = _plus(current, child.replicas.current)
+            ready = _plus(ready, child.replicas.ready)
+            requests = add(requests, child.resources.requests)
+            nodes.update(child.nodes)
+        return ComponentView(
+            name=instance if instance is not None else resolved.name,
+            component=resolved.name,
+            kind=resolved.kind,
+            instance=instance,
+            pod_bearing=resolved.has_pod_definition,
+            scale=scale_,
+            replicas=Replicas(desired, current, ready),
+            resources=self.resources(requests),
+            own_replicas=Replicas(own.desired, own.current, own.ready),
+            own_resources=self.resources(own.requests),
+            nodes=tuple(sorted(nodes)),
+            pods=tuple(pods),
+            children=tuple(children),
+        )
+
+    def top_level(self) -> list[ComponentView]:
+        """A pod-bearing root (or one that claimed pods) first, then the root's children."""
+        root = self.resolution.components[self.resolution.root]
+        nodes: list[ComponentView] = []
+        multiplier = 1
+        if root.has_pod_definition or any(component == root.name for component, _ in self.claimed):
+            node = self.component(root.name, 1, frozenset(), hoist_children=True)
+            if node is not None:
+                nodes.append(node)
+                if self.declares_scale(root.name):
+                    multiplier = node.own_replicas.desired
+        elif self.declares_scale(root.name):
+            multiplier = sum(desired_replicas(instance.scale) for instance in root.instances.values())
+        visiting = frozenset({root.name})
+        for child in self.child_names(root, visiting):
+            node = self.component(child, multiplier, visiting)
+            if node is not None:
+                nodes.append(node)
+        return nodes
+
+
+def _phases(resolution: Resolution) -> tuple[str, tuple[str, ...]]:
+    status = resolution.status
+    if status is None:
+        return UNDEFINED, (UNDEFINED,)
+    phases = [status.phase, *(phase for phase in status.phases if phase != status.phase)]
+    return status.phase, tuple(phases)
+
+
+def _identity(workload: Workload) -> tuple[str, str | None]:
+    try:
+        obj = workload.to_object()
+    except InvalidObjectError:
+        return "", None
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    uid, created = metadata.get("uid"), metadata.get("creationTimestamp")
+    return (uid if isinstance(uid, str) else ""), (created if isinstance(created, str) and created else None)
+
+
+def build_view(
+    workload: Workload,
+    *,
+    pods: Iterable[Mapping[str, Any]] | None = None,
+    owners: Owners = None,
+    definition_name: str | None = None,
+    origin: str = "",
+    gpu_resource_names: Iterable[str] = (),
+    attribution: Attribution | None = None,
+    check_ownership: bool = True,
+    max_hops: int = DEFAULT_MAX_HOPS,
+) -> WorkloadView:
+    """The rolled-up view of a workload.
+
+    `pods=None` (and no `attribution`) is file mode: structure, desired scale and requests from the spec; live
+    fields are None. With `pods` (e.g. every pod of the namespace) and `owners` (the intermediate owner objects),
+    pods are attributed first (`workload_map.pods.attribute`); pass a ready `attribution` instead to reuse one (e.g.
+    from `attribute_many`). `definition_name` defaults to the definition's name; `origin` says where the
+    definition came from (`catalog`, `cluster`, `file`). `gpu_resource_names` are extra extended resources that
+    count as whole GPUs. Nothing raises for a half-broken object: failures are in `errors`.
+    """
+    resolution = workload.resolve()
+    if attribution is None and pods is not None:
+        attribution = attribute(workload, pods, owners, check_ownership=check_ownership, max_hops=max_hops)
+    builder = _Builder(workload, resolution, attribution, tuple(gpu_resource_names))
+    components = builder.top_level()
+    desired, current, ready = 0, builder.zero(), builder.zero()
+    requests: ResourceList = {}
+    for component in components:
+        desired += component.replicas.desired
+        current = _plus(current, component.replicas.current)
+        ready = _plus(ready, component.replicas.ready)
+        requests = add(requests, component.resources.requests)
+    phase, phases = _phases(resolution)
+    uid, created_at = _identity(workload)
+    ref = resolution.object
+    return WorkloadView(
+        name=ref.name,
+        namespace=ref.namespace,
+        kind=ref.kind,
+        api_version=ref.api_version,
+        definition=definition_name if definition_name is not None else resolution.definition,
+        origin=origin,
+        phase=phase,
+        phases=phases,
+        file_mode=attribution is None,
+        replicas=Replicas(desired, current, ready),
+        resources=builder.resources(requests),
+        components=tuple(components),
+        unclaimed_pods=tuple(
+            builder.pod_view(pod, unclaimed=True) for pod in sorted(builder.unclaimed, key=lambda pod: pod.name)
+        ),
+        errors=tuple(builder.errors),
+        uid=uid,
+        created_at=created_at,
+    )
