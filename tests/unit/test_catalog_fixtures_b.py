@@ -23,6 +23,7 @@ from workload_map.catalog import DefinitionRegistry, builtin_definitions
 from workload_map.model import Karta
 from workload_map.pods import attribute
 from workload_map.resolve import Scale, Workload
+from workload_map.validate import validate
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "catalog"
@@ -257,3 +258,8 @@ def test_milvus_cluster_without_mixcoord_runs_the_four_coordinators() -> None:
     del obj["spec"]["components"]["mixCoord"]
     ids = Workload(_karta("milvus-io-milvus-v1beta1"), obj).component("component").instance_ids
     assert ids[:4] == ["rootcoord", "datacoord", "querycoord", "indexcoord"]
+
+
+@pytest.mark.parametrize("slug", sorted(EXPECTED))
+def test_definition_validates_without_errors_or_warnings(slug: str) -> None:
+    assert [str(finding) for finding in validate(_karta(slug))] == []
