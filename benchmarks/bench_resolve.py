@@ -1,0 +1,207 @@
+"""Resolution cost, as ratios against `json.loads` of the same object's JSON text, measured in the same run.
+
+Rows:
+* complete resolution (`Workload(karta, obj).resolve()`: every component, instance id, pod template, scale and the
+  status) of a ~20 KB JobSet through the built-in JobSet definition; target <= 15x json.loads;
+* the status alone (`Workload(karta, obj).status.phase`, what the conformance checks run);
+* 1, 10 and 100 distinct JobSets resolved one after the other: the per-workload time at each size (it must stay
+  flat: no cost that grows with the number of workloads seen), and the ratio 100x / 1x.
+
+Run alone: `python benchmarks/bench_resolve.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import workload_map
+from workload_map.model import Karta, load_definition
+from workload_map.resolve import Workload
+
+DEFINITION = Path(workload_map.__file__).parent / "catalog" / "definitions" / "jobset-x-k8s-io-jobset-v1alpha2.yaml"
+
+
+def _container(name: str, index: int, gpus: int) -> dict[str, Any]:
+    return {
+        "name": name,
+        "image": f"nvcr.io/nvidia/pytorch:24.{index % 12 + 1:02d}-py3",
+        "command": ["torchrun", "--nnodes=4", "--nproc-per-node=8", "train.py", f"--run={index}"],
+        "env": [{"name": f"VAR_{k}", "value": f"value-{index}-{k}"} for k in range(28)]
+        + [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "ports": [{"containerPort": 29500, "name": "c10d"}, {"containerPort": 8080, "name": "metrics"}],
+        "resources": {
+            "requests": {"cpu": "8", "memory": "64Gi"},
+            "limits": {"cpu": "16", "memory": "128Gi", "nvidia.com/gpu": str(gpus)},
+        },
+        "volumeMounts": [
+            {"name": "data", "mountPath": "/data"},
+            {"name": "shm", "mountPath": "/dev/shm"},
+            {"name": "ckpt", "mountPath": "/checkpoints"},
+        ],
+        "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10},
+    }
+
+
+def _replicated_job(name: str, index: int, replicas: int, parallelism: int) -> dict[str, Any]:
+    return {
+        "name": name,
+        "replicas": replicas,
+        "template": {
+            "metadata": {"labels": {"team": "ml", "job-role": name}},
+            "spec": {
+                "parallelism": parallelism,
+                "completions": parallelism,
+                "backoffLimit": 0,
+                "template": {
+                    "metadata": {
+                        "labels": {"app": "llm-train", "role": name, "run": str(index)},
+                        "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "8080"},
+                    },
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "schedulerName": "kai-scheduler",
+                        "priorityClassName": "training",
+                        "serviceAccountName": "trainer",
+                        "containers": [_container("trainer", index, 8), _container("sidecar", index, 0)],
+                        "volumes": [
+                            {"name": "data", "persistentVolumeClaim": {"claimName": f"data-{index}"}},
+                            {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}},
+                            {"name": "ckpt", "persistentVolumeClaim": {"claimName": f"ckpt-{index}"}},
+                        ],
+                        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                        "affinity": {
+                            "nodeAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": {
+                                    "nodeSelectorTerms": [
+                                        {
+                                            "matchExpressions": [
+                                                {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["H100"]}
+                                            ]
+                                        }
+                                    ]
+                                }
+                            }
+                        },
+                    },
+                },
+            },
+        },
+    }
+
+
+def jobset(index: int) -> dict[str, Any]:
+    """A distinct JobSet of about 20 KB: a driver and three worker groups, with a running status."""
+    jobs = [_replicated_job("driver", index, 1, 1)] + [
+        _replicated_job(f"workers-{k}", index, 2 + k, 4) for k in range(3)
+    ]
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {
+            "name": f"llm-train-{index}",
+            "namespace": "ml-team",
+            "uid": f"00000000-0000-0000-0000-{index:012d}",
+            "resourceVersion": str(1000 + index),
+            "labels": {"app": "llm-train", "kueue.x-k8s.io/queue-name": "gpu"},
+        },
+        "spec": {"suspend": False, "network": {"enableDNSHostnames": True}, "replicatedJobs": jobs},
+        "status": {
+            "conditions": [
+                {"type": "StartupPolicyCompleted", "status": "True", "reason": "AllJobsReady", "message": "ok"}
+            ],
+            "replicatedJobsStatus": [
+                {"name": job["name"], "ready": job["replicas"], "active": job["replicas"], "succeeded": 0, "failed": 0}
+                for job in jobs
+            ],
+        },
+    }
+
+
+def _per_call(function: Callable[[], object], min_time: float = 0.3) -> float:
+    """Seconds per call: the best of 5 rounds, each long enough to time."""
+    function()
+    number = 1
+    while True:
+        started = time.perf_counter()
+        for _ in range(number):
+            function()
+        elapsed = time.perf_counter() - started
+        if elapsed >= min_time / 5:
+            break
+        number *= 2
+    best = elapsed / number
+    for _ in range(4):
+        started = time.perf_counter()
+        for _ in range(number):
+            function()
+        best = min(best, (time.perf_counter() - started) / number)
+    return best
+
+
+def _complete(karta: Karta, obj: dict[str, Any]) -> object:
+    resolution = Workload(karta, obj).resolve()
+    assert resolution.ok, resolution.errors
+    return resolution
+
+
+def rows() -> list[dict[str, Any]]:
+    karta = load_definition(DEFINITION)
+    obj = jobset(0)
+    text = json.dumps(obj)
+    size_kb = len(text) / 1024
+    baseline = _per_call(lambda: json.loads(text))
+    out: list[dict[str, Any]] = []
+
+    def row(name: str, seconds: float, target: float | None) -> None:
+        out.append(
+            {
+                "name": name,
+                "figure": round(seconds * 1e6, 1),
+                "unit": "us",
+                "baseline": round(baseline * 1e6, 1),
+                "ratio": round(seconds / baseline, 2),
+                "target": target,
+            }
+        )
+
+    row(
+        f"resolve: complete resolution, JobSet {size_kb:.0f} KB (x json.loads)",
+        _per_call(lambda: _complete(karta, obj)),
+        15,
+    )
+    row(
+        f"resolve: status only, JobSet {size_kb:.0f} KB (x json.loads)",
+        _per_call(lambda: Workload(karta, obj).status.phase),
+        None,
+    )
+
+    per_workload: dict[int, float] = {}
+    for count in (1, 10, 100):
+        objects = [jobset(1000 * count + i) for i in range(count)]
+
+        def run(objects: list[dict[str, Any]] = objects) -> None:
+            for item in objects:
+                _complete(karta, item)
+
+        per_workload[count] = _per_call(run, min_time=0.5) / count
+        row(f"resolve: {count} distinct JobSets, per workload (x json.loads)", per_workload[count], 15)
+    out.append(
+        {
+            "name": "resolve: per-workload cost, 100 distinct / 1 (flat = 1)",
+            "figure": round(per_workload[100] / per_workload[1], 2),
+            "unit": "ratio",
+            "baseline": 1.0,
+            "ratio": round(per_workload[100] / per_workload[1], 2),
+            "target": 1.5,
+        }
+    )
+    return out
+
+
+if __name__ == "__main__":
+    for item in rows():
+        print(item)
