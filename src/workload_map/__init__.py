@@ -32,13 +32,14 @@ _EXPORTS: dict[str, str] = {
     "resolve": "workload_map.resolve",
     # catalog
     "builtin_definitions": "workload_map.catalog",
+    "builtin_registry": "workload_map.catalog",
     "DefinitionRegistry": "workload_map.catalog",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 if TYPE_CHECKING:
-    from workload_map.catalog import DefinitionRegistry, builtin_definitions
+    from workload_map.catalog import DefinitionRegistry, builtin_definitions, builtin_registry
     from workload_map.model import (
         GVK,
         DefinitionError,
