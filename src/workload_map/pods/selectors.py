@@ -239,10 +239,11 @@ class PodQuerier:
     expression the fast path cannot answer.
     """
 
-    __slots__ = ("_document", "_results", "pod")
+    __slots__ = ("_document", "_fast", "_results", "pod")
 
-    def __init__(self, pod: Mapping[str, Any]) -> None:
+    def __init__(self, pod: Mapping[str, Any], *, fast: bool = True) -> None:
         self.pod = pod
+        self._fast = fast  # False: every expression goes to jq (differential tests)
         self._document: Any = None
         self._results: dict[str, list[Any] | JqError] = {}
 
@@ -259,7 +260,7 @@ class PodQuerier:
         return result
 
     def _evaluate(self, expr: str) -> list[Any] | JqError:
-        program = _compile_fast(expr)
+        program = _compile_fast(expr) if self._fast else None
         if program is not None:
             try:
                 return _run_fast(program, self.pod)
