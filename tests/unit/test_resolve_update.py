@@ -17,6 +17,7 @@ from workload_map.model import Karta, karta_from_dict
 from workload_map.resolve import (
     DefinitionNotFound,
     FragmentedPodSpec,
+    InvalidDefinitionError,
     InvalidObjectError,
     SuspendNotSupported,
     UpdateError,
@@ -338,7 +339,9 @@ def test_undecodable_action_value_names_the_action_and_changes_nothing() -> None
             }
         }
     )
-    workload = Workload(karta_, thing())
+    with pytest.raises(InvalidDefinitionError, match=r"suspendActions\[1\]\.value"):
+        Workload(karta_, thing())  # the validator catches it before anything is extracted
+    workload = Workload(karta_, thing(), validate=False)
     with pytest.raises(UpdateError, match=r"suspendActions\[1\]: failed to decode value"):
         workload.suspend()
     assert workload.merge_patch() == {}

@@ -18,6 +18,7 @@ from workload_map.resolve import (
     ComponentNotFound,
     ExtractionError,
     GVKMismatchError,
+    InvalidDefinitionError,
     InvalidObjectError,
     Resolution,
     Scale,
@@ -92,6 +93,31 @@ def test_unknown_component_is_a_key_error_naming_the_known_ones() -> None:
     )
     with pytest.raises(KeyError):
         workload.children_of("ps")
+
+
+# --- the definition ---------------------------------------------------------------------------------------------------
+
+
+def test_invalid_definition_is_rejected_before_anything_is_extracted_listing_every_error() -> None:
+    karta_ = definition(
+        {"name": "a", "ownerRef": "nowhere"},
+        {"name": "b", "ownerRef": "root", "instanceIdPath": ".spec.ids[]"},
+    )
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Workload(karta_, thing())
+    assert len(caught.value.findings) == 2
+    message = str(caught.value)
+    assert message.startswith("definition 'thing' is invalid (2 errors): ")
+    assert "childComponents[0].ownerRef" in message
+    assert "childComponents[1]" in message
+
+
+def test_warnings_do_not_block_and_validation_can_be_skipped() -> None:
+    # byPhase without a phaseDefinition can never match: a warning, not an error
+    karta_ = definition(root={"statusDefinition": {"statusMappings": {"running": [{"byPhase": "x"}, {}]}}})
+    assert Workload(karta_, thing()).status.phase == "Running"
+    broken = definition({"name": "a", "ownerRef": "nowhere"})
+    assert Workload(broken, thing(), validate=False).component("a").parent == "nowhere"
 
 
 # --- the object -------------------------------------------------------------------------------------------------------

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+import msgspec
 
 from workload_map.model import GVK, ComponentDefinition, Karta
 from workload_map.resolve._json import NotJSONError, fast_copy, json_copy, merge_patch
@@ -26,6 +29,8 @@ from workload_map.resolve.results import (
 )
 from workload_map.resolve.session import Session
 from workload_map.resolve.tree import WorkloadTree, build_tree
+from workload_map.validate import Finding, errors
+from workload_map.validate import validate as validate_definition
 
 
 class Workload:
@@ -279,9 +284,26 @@ def _check_definition(definition: Karta) -> None:
         raise InvalidDefinitionError(definition.name, findings)
 
 
-def _validation_errors(definition: Karta) -> list[Any]:
-    """The error findings of the validator (warnings never block). Wired once `workload_map.validate` lands."""
-    return []
+_ENCODER = msgspec.json.Encoder()
+_VALIDATED: OrderedDict[bytes, list[Finding]] = OrderedDict()
+_VALIDATED_MAX = 256
+
+
+def _validation_errors(definition: Karta) -> list[Finding]:
+    """The error findings of the validator (warnings never block), cached by the definition's content.
+
+    Resolving many objects of one kind validates its definition once; a definition changed in place is a new key.
+    """
+    key = _ENCODER.encode(definition)
+    found = _VALIDATED.get(key)
+    if found is None:
+        found = errors(validate_definition(definition))
+        _VALIDATED[key] = found
+        if len(_VALIDATED) > _VALIDATED_MAX:
+            _VALIDATED.popitem(last=False)
+    else:
+        _VALIDATED.move_to_end(key)
+    return found
 
 
 def _expressions(definition: Karta) -> list[str]:
