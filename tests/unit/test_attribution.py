@@ -76,7 +76,11 @@ def test_metadata_list_items_take_their_kind_from_the_list() -> None:
 
 
 def test_a_cluster_scoped_intermediate_owner_is_followed() -> None:
-    root = {"apiVersion": "example.com/v1", "kind": "Fleet", "metadata": {"name": "f", "uid": fx.uid_for("fleet")}}
+    root: dict[str, Any] = {
+        "apiVersion": "example.com/v1",
+        "kind": "Fleet",
+        "metadata": {"name": "f", "uid": fx.uid_for("fleet")},
+    }
     pool = {
         "apiVersion": "example.com/v1",
         "kind": "Pool",
@@ -89,7 +93,11 @@ def test_a_cluster_scoped_intermediate_owner_is_followed() -> None:
 
 def chain(depth: int) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """A pod under `depth` intermediate owners below a root: (root uid, owners, pod)."""
-    root = {"apiVersion": "example.com/v1", "kind": "Root", "metadata": {"name": "root", "uid": fx.uid_for("root")}}
+    root: dict[str, Any] = {
+        "apiVersion": "example.com/v1",
+        "kind": "Root",
+        "metadata": {"name": "root", "uid": fx.uid_for("root")},
+    }
     owners: list[dict[str, Any]] = []
     parent = root
     for level in range(depth):
