@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+import msgspec
+
 Path = Sequence[str | int]
 
 
@@ -22,15 +24,26 @@ class NotJSONError(ValueError):
 
     def __init__(self, where: str, value: Any) -> None:
         self.where = where
-        super().__init__(f"{where or 'the object'} holds a {type(value).__name__}, which has no JSON form")
+        super().__init__(f"{where or 'the object'} holds a {type(value).__name__} value, which has no JSON form")
 
 
-def json_copy(value: Any, where: str = "") -> Any:
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder()
+
+
+def json_copy(value: Any) -> Any:
     """A deep copy of a JSON value, normalised the way the API server would hand it over.
 
     Tuples become lists and YAML timestamps (`datetime`/`date`, which PyYAML makes of unquoted timestamps) become
     RFC 3339 strings; anything else without a JSON form raises `NotJSONError` naming where it is.
     """
+    try:  # a JSON round trip in C: several times faster than walking the value in Python
+        return _DECODER.decode(_ENCODER.encode(value))
+    except (TypeError, ValueError, msgspec.MsgspecError):
+        return _walk_copy(value, "")
+
+
+def _walk_copy(value: Any, where: str) -> Any:
     if isinstance(value, str) or value is None or isinstance(value, bool):
         return value
     if isinstance(value, int | float):
@@ -43,10 +56,10 @@ def json_copy(value: Any, where: str = "") -> Any:
                 if not (isinstance(name, bool | int | float) or name is None):
                     raise NotJSONError(where, name)
                 name = json.dumps(name)
-            copied[name] = json_copy(item, f"{where}.{name}" if where else name)
+            copied[name] = _walk_copy(item, f"{where}.{name}" if where else name)
         return copied
     if isinstance(value, list | tuple):
-        return [json_copy(item, f"{where}[{index}]") for index, item in enumerate(value)]
+        return [_walk_copy(item, f"{where}[{index}]") for index, item in enumerate(value)]
     if isinstance(value, _dt.datetime):
         if value.tzinfo is not None and value.utcoffset() == _dt.timedelta(0):
             return value.replace(tzinfo=None).isoformat() + "Z"
@@ -58,10 +71,19 @@ def json_copy(value: Any, where: str = "") -> Any:
 
 def fast_copy(value: Any) -> Any:
     """A deep copy of a value already known to be plain JSON (no checks: the hot path)."""
+    if isinstance(value, dict | list) and value:
+        try:
+            return _DECODER.decode(_ENCODER.encode(value))
+        except (TypeError, ValueError, msgspec.MsgspecError):  # pragma: no cover - documents hold plain JSON
+            pass
+    return _python_copy(value)
+
+
+def _python_copy(value: Any) -> Any:
     if isinstance(value, dict):
-        return {key: fast_copy(item) if isinstance(item, dict | list) else item for key, item in value.items()}
+        return {key: _python_copy(item) if isinstance(item, dict | list) else item for key, item in value.items()}
     if isinstance(value, list):
-        return [fast_copy(item) if isinstance(item, dict | list) else item for item in value]
+        return [_python_copy(item) if isinstance(item, dict | list) else item for item in value]
     return value
 
 
