@@ -270,15 +270,19 @@ class ResolvedComponent:
 
 @dataclass(frozen=True, slots=True)
 class ObjectRef:
-    """Which object was resolved: its apiVersion, kind, namespace and name."""
+    """Which object was resolved: its apiVersion, kind, namespace, name and uid (`""` when absent)."""
 
     api_version: str
     kind: str
     name: str = ""
     namespace: str = ""
+    uid: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"apiVersion": self.api_version, "kind": self.kind, "name": self.name, "namespace": self.namespace}
+        out = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name, "namespace": self.namespace}
+        if self.uid:
+            out["uid"] = self.uid
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,7 +95,7 @@ class Workload:
 
     @property
     def object_ref(self) -> ObjectRef:
-        """apiVersion, kind, name and namespace of the object."""
+        """apiVersion, kind, name, namespace and uid of the object (cheap: no copy)."""
         obj = self._session.obj
         metadata = obj.get("metadata")
         metadata = metadata if isinstance(metadata, dict) else {}
@@ -104,6 +104,7 @@ class Workload:
             kind=_text(obj.get("kind")),
             name=_text(metadata.get("name")) or _text(metadata.get("generateName")),
             namespace=_text(metadata.get("namespace")),
+            uid=_text(metadata.get("uid")),
         )
 
     @property
