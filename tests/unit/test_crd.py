@@ -372,18 +372,20 @@ def _cel(rule: str, value: dict[str, Any]) -> bool:
 
 
 def _definition_files() -> list[Path]:
-    return sorted(FIXTURES.rglob("*.yaml")) + sorted(CATALOG.glob("*.yaml"))
+    fixtures = [p for p in FIXTURES.rglob("*") if p.suffix in (".yaml", ".json") and "invalid" not in p.parts]
+    return sorted(fixtures) + sorted(CATALOG.glob("*.yaml"))
 
 
 def _valid_documents() -> list[tuple[str, dict[str, Any]]]:
+    """Every whole Karta object of the fixtures (KartaList items included; bare specs cannot be applied)."""
     out = []
     for file in _definition_files():
-        if "invalid" in file.parts:
-            continue
-        for index, doc in enumerate(
-            d for d in yaml.load_all(file.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) if d
-        ):
-            out.append((f"{file.relative_to(REPO)}#{index}", doc))
+        text = file.read_text(encoding="utf-8")
+        for index, doc in enumerate(d for d in yaml.load_all(text, Loader=yaml.CSafeLoader) if d):
+            items = doc["items"] if doc.get("kind") == "KartaList" else [doc]
+            for item_index, item in enumerate(items):
+                if item.get("kind") == "Karta":
+                    out.append((f"{file.relative_to(REPO)}#{index}.{item_index}", item))
     return out
 
 

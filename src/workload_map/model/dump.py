@@ -7,6 +7,7 @@ diffs cleanly against the source. Multi-line jq expressions are written as YAML 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,7 +24,15 @@ class _Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
     """Block style, literal blocks for multi-line strings."""
 
 
+# Characters YAML cannot carry unescaped (outside its printable set): such strings are written double-quoted,
+# where they are escaped, so the dump reads back (the reader refuses them raw).
+# NEL and the Unicode line/paragraph separators are printable but read as line breaks, so they are escaped too.
+_NOT_PRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if _NOT_PRINTABLE.search(value):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
     if "\n" in value:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
     return dumper.represent_scalar("tag:yaml.org,2002:str", value)
@@ -36,7 +45,7 @@ def to_dict(karta: Karta) -> dict[str, Any]:
     """The definition as the plain dict the API server would store (absent fields omitted)."""
     value = msgspec.to_builtins(karta)
     assert isinstance(value, dict)
-    return value
+    return {"apiVersion": karta.api_version, "kind": karta.kind, **value}
 
 
 def dump_yaml(definitions: Karta | Iterable[Karta]) -> str:
@@ -55,7 +64,10 @@ def dump_yaml(definitions: Karta | Iterable[Karta]) -> str:
 def dump_json(definitions: Karta | Iterable[Karta], *, indent: int = 2) -> str:
     """JSON text: one object, or a `KartaList` for several."""
     if isinstance(definitions, Karta):
-        return json.dumps(to_dict(definitions), indent=indent, ensure_ascii=False) + "\n"
-    items = [to_dict(k) for k in definitions]
-    payload = {"kind": "KartaList", "apiVersion": "run.ai/v1alpha1", "items": items}
-    return json.dumps(payload, indent=indent, ensure_ascii=False) + "\n"
+        payload: dict[str, Any] = to_dict(definitions)
+    else:
+        items = [to_dict(k) for k in definitions]
+        payload = {"apiVersion": "run.ai/v1alpha1", "kind": "KartaList", "items": items}
+    text = json.dumps(payload, indent=indent, ensure_ascii=False) + "\n"
+    # JSON allows DEL and C1 controls raw, YAML (which reads our JSON too) does not: escape them.
+    return _NOT_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

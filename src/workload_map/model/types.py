@@ -121,7 +121,7 @@ class ConditionsDefinition(
 
     The CRD defaults are applied on load (upstream applies them only in the API server), and every field is
     written on dump so the Go library reads the same field names whether or not the definition went through
-    the API server. `None` for message/reason means "do not read it".
+    the API server. `""` for message/reason means "do not read it" (`None` given in code becomes `""`).
     """
 
     path: str
@@ -129,6 +129,14 @@ class ConditionsDefinition(
     status_field_name: str = "status"
     message_field_name: str | None = "message"
     reason_field_name: str | None = "reason"
+
+    def __post_init__(self) -> None:
+        # "Do not read it" has one spelling on the wire, "" (null means the CRD default there): keep one here too,
+        # so a definition built in code dumps and reloads unchanged.
+        if self.message_field_name is None:
+            self.message_field_name = ""
+        if self.reason_field_name is None:
+            self.reason_field_name = ""
 
 
 class ExpectedCondition(_Wire):
@@ -302,10 +310,13 @@ class ObjectMeta(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=Tru
 
 
 class Karta(msgspec.Struct, rename="camel", forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
-    """A whole definition. Field order is the dump order: kind, apiVersion, metadata, spec."""
+    """A whole definition. Field order is the dump order: apiVersion, kind, metadata, spec.
 
-    kind: str = KIND
+    `dump.to_dict` always writes apiVersion and kind (omit_defaults would otherwise drop them).
+    """
+
     api_version: str = API_VERSION
+    kind: str = KIND
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     spec: KartaSpec
     status: dict[str, Any] | None = None
