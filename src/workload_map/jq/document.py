@@ -1,0 +1,207 @@
+"""`Document`: one object, many expressions; and the module-level `evaluate`, `paths`, `assign`, `assign_each`.
+
+A Document holds the live object (`.obj`, never copied) and caches what libjq and the fast path are given (see
+`convert`), per set of referenced roots, until the object is written through the Document (or `invalidate()`).
+
+`evaluate_many` is the fast way to run a definition: plain paths run in Python on the normalised object (the
+fast path), the rest run as one libjq program on one JSON text holding only the subtrees they read.
+
+Ownership: `Document(obj)` changes `obj` in place on `assign`/`assign_each` (all paths are checked before the
+first is written, so a failed write changes nothing). The module-level `assign`/`assign_each` never change the
+caller's object: they return a new one that shares every subtree they did not write (copy-on-write).
+
+Results may share structure with the Document's cache and with each other: treat them as read-only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from workload_map.jq import convert, engine, worker
+from workload_map.jq.convert import Roots
+from workload_map.jq.engine import MAX_RESULTS, Kind
+from workload_map.jq.errors import JqError, JqRuntimeError
+from workload_map.jq.writeback import PathError, set_paths
+
+__all__ = ["Document", "assign", "assign_each", "evaluate", "paths"]
+
+_WHOLE = "*"  # cache key for the whole object (roots None)
+
+
+class Document:
+    """One JSON object evaluated by many jq expressions; converted at most once per set of roots."""
+
+    __slots__ = ("_mode", "_texts", "_trees", "obj")
+
+    def __init__(self, obj: Any, *, mode: str | None = None) -> None:
+        if mode is not None:
+            worker.check_mode(mode)
+        self.obj = obj
+        self._mode = mode
+        self._texts: dict[Roots | str, str] = {}
+        self._trees: dict[Roots | str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"Document({type(self.obj).__name__}, mode={self._mode or worker.get_mode().mode!r})"
+
+    # --- conversion ---------------------------------------------------------------------------------------
+
+    def invalidate(self) -> None:
+        """Forget cached conversions: call it after changing `.obj` other than through this Document."""
+        self._texts.clear()
+        self._trees.clear()
+
+    def _text(self, roots: Roots | None) -> str:
+        key: Roots | str = _WHOLE if roots is None else roots
+        text = self._texts.get(key)
+        if text is None:
+            text = self._texts[key] = convert.encode(convert.prune(self.obj, roots))
+        return text
+
+    def _tree(self, roots: Roots | None) -> Any:
+        key: Roots | str = _WHOLE if roots is None else roots
+        if key not in self._trees:
+            self._trees[key] = convert.normalize(convert.prune(self.obj, roots))
+        return self._trees[key]
+
+    # --- reading ------------------------------------------------------------------------------------------
+
+    def evaluate(self, expr: str, field_path: str | None = None, *, max_results: int = MAX_RESULTS) -> list[Any]:
+        """All outputs of `expr` in order; raises the JqError (placed at `field_path` when given)."""
+        result = self.evaluate_many([expr], [field_path], max_results=max_results)[0]
+        if isinstance(result, JqError):
+            raise result
+        return result
+
+    def evaluate_many(
+        self,
+        exprs: Sequence[str],
+        field_paths: Sequence[str | None] | None = None,
+        *,
+        max_results: int = MAX_RESULTS,
+    ) -> list[list[Any] | JqError]:
+        """Each expression's outputs, or its JqError, in order: one failure never affects the others."""
+        results: list[list[Any] | JqError] = [[] for _ in exprs]
+        slow: list[int] = []
+        fast: list[int] = []
+        compiled = [engine.compile_expression(expr) for expr in exprs]
+        for index, info in enumerate(compiled):
+            (fast if info.fast is not None else slow).append(index)
+        if fast:
+            tree = self._tree(_union(compiled[i].roots for i in fast))
+            for index in fast:
+                results[index] = _run_fast(compiled[index], tree, max_results)
+        if slow:
+            text = self._text(_union(compiled[i].roots for i in slow))
+            outcome = worker.run_batch(self._mode, [exprs[i] for i in slow], text, max_results, "values")
+            for index, result in zip(slow, outcome, strict=True):
+                results[index] = result
+        if field_paths is not None:
+            for index, field_path in enumerate(field_paths):
+                result = results[index]
+                if field_path and isinstance(result, JqError):
+                    results[index] = result.with_field_path(field_path)
+        return results
+
+    def paths(self, expr: str, field_path: str | None = None) -> list[list[Any]]:
+        """Every path `expr` selects (`[path(expr)]`): keys, indexes, and `{start, end}` for slices."""
+        roots = engine.compile_expression(expr).roots
+        result = worker.run_batch(self._mode, [expr], self._text(roots), MAX_RESULTS, _PATHS)[0]
+        if isinstance(result, JqError):
+            raise result.with_field_path(field_path) if field_path else result
+        return result
+
+    # --- writing ------------------------------------------------------------------------------------------
+
+    def assign(self, expr: str, value: Any, field_path: str | None = None) -> None:
+        """Set `value` at every path `expr` selects (jq `(expr) = $value`), changing `.obj` in place."""
+        found = self.paths(expr, field_path)
+        self._write(expr, found, [value] * len(found), field_path)
+
+    def assign_each(self, expr: str, values: Sequence[Any], field_path: str | None = None) -> None:
+        """Set `values[i]` at the i-th path `expr` selects; the counts must match."""
+        found = self.paths(expr, field_path)
+        if len(found) != len(values):
+            error = JqRuntimeError(
+                expr, f"array length mismatch: expected {len(found)} values but got {len(values)}", field_path
+            )
+            raise error
+        self._write(expr, found, values, field_path)
+
+    def _write(self, expr: str, found: list[list[Any]], values: Sequence[Any], field_path: str | None) -> None:
+        plain = [convert.to_plain(value) for value in values]
+        try:
+            set_paths(self.obj, found, plain, copy=True)  # dry run: the in-place pass below cannot fail
+        except PathError as exc:
+            raise JqRuntimeError(expr, str(exc), field_path) from None
+        self.obj = set_paths(self.obj, found, plain, copy=False)
+        self.invalidate()
+
+
+_PATHS: Kind = "paths"
+
+
+def _union(roots: Any) -> Roots | None:
+    merged: set[tuple[str | int, ...]] = set()
+    for item in roots:
+        if item is None:
+            return None
+        merged.update(item)
+    return frozenset(merged)
+
+
+def _run_fast(info: engine.Compiled, tree: Any, max_results: int) -> list[Any] | JqError:
+    assert info.fast is not None
+    try:
+        outputs = info.fast(tree)
+    except JqError as exc:
+        return exc
+    if len(outputs) >= max_results:
+        return engine.limit_error(info.expression, max_results)
+    return outputs
+
+
+# --- module-level functions ---------------------------------------------------------------------------------
+
+
+def evaluate(
+    expr: str,
+    obj: Any,
+    *,
+    field_path: str | None = None,
+    max_results: int = MAX_RESULTS,
+    mode: str | None = None,
+) -> list[Any]:
+    """All outputs of `expr` on `obj`, in order (`Document(obj).evaluate(expr)`)."""
+    return Document(obj, mode=mode).evaluate(expr, field_path, max_results=max_results)
+
+
+def paths(expr: str, obj: Any, *, field_path: str | None = None, mode: str | None = None) -> list[list[Any]]:
+    """Every path `expr` selects in `obj` (`[path(expr)]`)."""
+    return Document(obj, mode=mode).paths(expr, field_path)
+
+
+def assign(expr: str, obj: Any, value: Any, *, field_path: str | None = None, mode: str | None = None) -> Any:
+    """A new object: `obj` with `value` at every path `expr` selects. `obj` itself is not changed."""
+    found = Document(obj, mode=mode).paths(expr, field_path)
+    return _copy_write(expr, obj, found, [value] * len(found), field_path)
+
+
+def assign_each(
+    expr: str, obj: Any, values: Sequence[Any], *, field_path: str | None = None, mode: str | None = None
+) -> Any:
+    """A new object: `obj` with `values[i]` at the i-th path `expr` selects. `obj` itself is not changed."""
+    found = Document(obj, mode=mode).paths(expr, field_path)
+    if len(found) != len(values):
+        raise JqRuntimeError(
+            expr, f"array length mismatch: expected {len(found)} values but got {len(values)}", field_path
+        )
+    return _copy_write(expr, obj, found, values, field_path)
+
+
+def _copy_write(expr: str, obj: Any, found: list[list[Any]], values: Sequence[Any], field_path: str | None) -> Any:
+    try:
+        return set_paths(obj, found, [convert.to_plain(value) for value in values], copy=True)
+    except PathError as exc:
+        raise JqRuntimeError(expr, str(exc), field_path) from None

@@ -1,0 +1,233 @@
+"""libjq-backed evaluation: compile cache, one program for many expressions, error classes, the output cap.
+
+Everything here works on JSON *text* already normalised by `convert` (sorted keys, integral numbers as ints): the
+PyPI `jq` binding parses its input from text anyway (`input_value` is `json.dumps` + libjq's parser), so the text is
+made once per object and reused by every program. The `Document` (document.py) decides which text to hand over;
+the worker process (worker.py) calls `run_batch` on its side of the pipe.
+
+Programs are compiled once per process (`functools.lru_cache` keyed by the program text; compile failures are
+cached too). Many expressions on one object run as ONE libjq program, so the input is parsed once:
+
+    [ (try {o: [limit(N; (E1
+    ))]} catch {e: .}), (try {o: [limit(N; (E2
+    ))]} catch {e: .}), ... ]
+
+Each expression is compiled on its own first (so a broken one is classified and reported alone and cannot change
+how its neighbours parse), `limit(N; ...)` stops a runaway generator at the output cap, and `try ... catch` keeps an
+error in one expression from touching the others. Expressions with a `#` comment are evaluated on their own (a
+comment ending in a backslash continues onto the next line in jq 1.8 and would swallow the wrapper).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import jq as _libjq
+
+from workload_map.jq.convert import Roots, roots_key
+from workload_map.jq.errors import JqCompileError, JqError, JqLimitError, JqParseError, JqRuntimeError
+
+__all__ = [
+    "MAX_RESULTS",
+    "Compiled",
+    "Kind",
+    "compile_expression",
+    "limit_error",
+    "run_batch",
+    "run_one",
+]
+
+MAX_RESULTS: Final = 1000
+"""Outputs per evaluation; reaching it is an error, as upstream (`query results exceed the allowed number 1000`)."""
+
+Kind = Literal["values", "paths"]
+FastEvaluator = Callable[[Any], list[Any]]
+
+_PROGRAM_CACHE_SIZE: Final = 4096
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What is known about one expression before it meets an object.
+
+    `fast` is a pure-Python evaluator for plain paths (None: libjq runs it); `roots` the key paths it can read
+    (None: the whole object); `combinable`: it may share one libjq program with other expressions.
+    """
+
+    expression: str
+    fast: FastEvaluator | None
+    roots: Roots | None
+    combinable: bool
+
+
+def _static(expr: str) -> tuple[FastEvaluator | None, Roots | None]:
+    """The fast path and the referenced roots of `expr`, from the static layer (parser, safety check)."""
+    fast: FastEvaluator | None = None
+    roots: Roots | None = None
+    try:
+        from workload_map.jq import fastpath  # type: ignore[attr-defined, unused-ignore]
+
+        fast = fastpath.compile_fast(expr)
+    except ImportError:  # the static layer has not landed in this tree yet
+        pass
+    try:
+        from workload_map.jq import parser, safety
+
+        roots = roots_key(safety.referenced_roots(parser.parse(expr)))
+    except (ImportError, JqError, RecursionError):
+        roots = None
+    return fast, roots
+
+
+@functools.lru_cache(maxsize=_PROGRAM_CACHE_SIZE)
+def compile_expression(expr: str) -> Compiled:
+    """The cached static facts of `expr` (no libjq compile: that happens where the expression runs)."""
+    fast, roots = _static(expr)
+    return Compiled(expr, fast, roots, combinable="#" not in expr)
+
+
+# --------------------------------------------------------------------------------------------------- libjq
+
+
+_ERROR_LINE = re.compile(r"^jq: error: (.*?)(?: at <top-level>, line (\d+), column (\d+):?)?$")
+_PARSE_MARKERS: Final = ("syntax error", "Invalid", "unterminated", "Unterminated")
+
+
+def _compile_failure(expr: str, raw: str) -> JqError:
+    """libjq's compile report as one line, classified: grammar problems parse errors, the rest compile errors."""
+    problems: list[str] = []
+    for line in raw.splitlines():
+        match = _ERROR_LINE.match(line)
+        if match:
+            text, row, column = match.groups()
+            problems.append(f"{text} (line {row}, column {column})" if row else text)
+    if not problems:
+        problems = raw.strip().splitlines()[:1] or ["invalid program"]
+    message = "; ".join(problems)
+    if any(marker in message for marker in _PARSE_MARKERS):
+        return JqParseError(expr, message)
+    return JqCompileError(expr, message)
+
+
+@functools.lru_cache(maxsize=_PROGRAM_CACHE_SIZE)
+def _program(text: str) -> Any:
+    """libjq's compiled program for `text`, or the JqError it fails with (both cached)."""
+    try:
+        return _libjq.compile(text)
+    except ValueError as exc:
+        return _compile_failure(text, str(exc))
+
+
+def _path_program(expr: str) -> Any:
+    # the blank line ends a trailing comment even when it ends with a backslash (jq 1.8 comment continuation)
+    return _program(f"path({expr}\n\n)")
+
+
+def _compiled_program(expr: str, kind: Kind) -> Any:
+    """The program running `expr` as `kind`; raises the expression's own parse or compile error."""
+    program = _program(expr)
+    if isinstance(program, JqError):
+        raise program
+    if kind == "values":
+        return program
+    program = _path_program(expr)
+    if isinstance(program, JqError):  # valid alone but not inside path(...): should not happen with libjq 1.8
+        raise JqCompileError(expr, f"cannot be used as a path: {program.message}")
+    return program
+
+
+def limit_error(expr: str, max_results: int) -> JqLimitError:
+    return JqLimitError(expr, f"query results exceed the allowed number {max_results}")
+
+
+def _runtime_error(expr: str, message: str, kind: Kind) -> JqRuntimeError:
+    if kind == "paths" and message.startswith("Invalid path expression"):
+        detail = message if len(message) <= 120 else message[:117] + "..."
+        return JqRuntimeError(
+            expr,
+            "not a path expression: it computes new values (to_entries, map, keys, arithmetic, constants, ...) "
+            f"instead of selecting parts of the object, so nothing can be written through it ({detail})",
+        )
+    return JqRuntimeError(expr, message)
+
+
+def run_one(expr: str, text: str, max_results: int = MAX_RESULTS, kind: Kind = "values") -> list[Any]:
+    """All outputs of `expr` (or of `path(expr)`) on the JSON `text`, streamed and capped at `max_results`."""
+    program = _compiled_program(expr, kind)
+    outputs: list[Any] = []
+    try:
+        for value in program.input_text(text):
+            outputs.append(value)
+            if len(outputs) >= max_results:
+                raise limit_error(expr, max_results)
+    except ValueError as exc:
+        raise _runtime_error(expr, str(exc), kind) from None
+    return outputs
+
+
+def _combined_text(exprs: Sequence[str], max_results: int, kind: Kind) -> str:
+    parts = []
+    for expr in exprs:
+        body = f"({expr}\n)" if kind == "values" else f"path({expr}\n\n)"
+        parts.append(f"(try {{o: [limit({max_results}; {body})]}} catch {{e: .}})")
+    return "[" + ",\n".join(parts) + "]"
+
+
+def run_batch(
+    exprs: Sequence[str], text: str, max_results: int = MAX_RESULTS, kind: Kind = "values"
+) -> list[list[Any] | JqError]:
+    """Each expression's outputs (or its error) on one JSON `text`, with the text parsed once where possible."""
+    results: list[list[Any] | JqError | None] = [None] * len(exprs)
+    together: list[int] = []
+    for index, expr in enumerate(exprs):
+        try:
+            _compiled_program(expr, kind)
+        except JqError as exc:
+            results[index] = exc
+            continue
+        if compile_expression(expr).combinable:
+            together.append(index)
+    if len(together) > 1:
+        _run_combined([exprs[i] for i in together], text, max_results, kind, results=results, slots=together)
+    for index, expr in enumerate(exprs):
+        if results[index] is None:
+            try:
+                results[index] = run_one(expr, text, max_results, kind)
+            except JqError as exc:
+                results[index] = exc
+    return [result if result is not None else [] for result in results]
+
+
+def _run_combined(
+    exprs: list[str],
+    text: str,
+    max_results: int,
+    kind: Kind,
+    *,
+    results: list[list[Any] | JqError | None],
+    slots: list[int],
+) -> None:
+    """Fill `results[slots[i]]` from one combined program; leave a slot None to run that expression alone."""
+    program = _program(_combined_text(exprs, max_results, kind))
+    if isinstance(program, JqError):
+        return
+    try:
+        outputs = program.input_text(text).all()
+    except ValueError:
+        return
+    if len(outputs) != 1 or not isinstance(outputs[0], list) or len(outputs[0]) != len(exprs):
+        return  # `halt` or similar ended the whole program: run each alone
+    for slot, expr, item in zip(slots, exprs, outputs[0], strict=True):
+        if not isinstance(item, dict):
+            continue
+        if "o" in item:
+            values = item["o"]
+            results[slot] = limit_error(expr, max_results) if len(values) >= max_results else values
+        elif "e" in item:
+            error = item["e"]
+            results[slot] = _runtime_error(expr, error if isinstance(error, str) else json.dumps(error), kind)

@@ -1,0 +1,153 @@
+"""Setting values at jq paths in Python, with jq's `setpath` semantics (karta-spec §11.3).
+
+libjq evaluates `path(EXPR)` once (document.py); the values are then set here, so writing N values never compiles N
+programs. The rules are jq 1.8's `setpath`, which gojq shares on every case a definition can reach:
+
+* a missing object or array on the way is created (`null` becomes `{}` for a key, `[]` for an index);
+* an index past the end pads the array with nulls; a negative index counts from the end, and one before the
+  start fails (`Out of bounds negative array index`); indexes are truncated to integers; past 536870912 fails;
+* a slice step (`path(.[1:3])`) replaces that part of the array and needs an array value;
+* the empty path replaces the whole document;
+* a key on a non-object or an index on a non-array fails (`Cannot index number with string ("a")`).
+
+`set_paths(..., copy=True)` is copy-on-write: only the objects and arrays along the written paths are copied
+(each once per call), everything else is shared with the input, and the input is never changed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any, Final
+
+__all__ = ["PathError", "set_paths"]
+
+_MAX_INDEX: Final = 536870912
+Path = Sequence[Any]
+
+
+class PathError(ValueError):
+    """A path step that cannot be set on the value found there (jq's message)."""
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, separators=(",", ":"), default=str)
+    if len(text) > 30:
+        text = text[:27] + "..."
+    return f"{_kind(value)} ({text})"
+
+
+def _cannot(container: Any, step: Any) -> PathError:
+    return PathError(f"Cannot index {_kind(container)} with {_show(step)}")
+
+
+def set_paths(root: Any, paths: Sequence[Path], values: Sequence[Any], *, copy: bool) -> Any:
+    """`root` with `values[i]` set at `paths[i]`, in order; returns the (possibly new) root.
+
+    With `copy`, `root` is left unchanged (copy-on-write along the paths); without, it is changed in place and an
+    error can leave earlier paths written (callers that need all-or-nothing run a copying pass first).
+    """
+    copied: set[int] | None = set() if copy else None
+    for path, value in zip(paths, values, strict=True):
+        root = _set(root, path, 0, value, copied)
+    return root
+
+
+def _own(container: Any, copied: set[int] | None) -> Any:
+    """`container` itself (in place) or a shallow copy made once per call (copy-on-write)."""
+    if copied is None or id(container) in copied:
+        return container
+    clone = dict(container) if isinstance(container, dict) else list(container)
+    copied.add(id(clone))
+    return clone
+
+
+def _set(node: Any, path: Path, depth: int, value: Any, copied: set[int] | None) -> Any:
+    if depth == len(path):
+        return value
+    step = path[depth]
+    if isinstance(step, str):
+        if node is None:
+            node = {}
+            if copied is not None:
+                copied.add(id(node))
+        elif isinstance(node, dict):
+            node = _own(node, copied)
+        else:
+            raise _cannot(node, step)
+        node[step] = _set(node.get(step), path, depth + 1, value, copied)
+        return node
+    if isinstance(step, int | float) and not isinstance(step, bool):
+        if node is None:
+            node = []
+            if copied is not None:
+                copied.add(id(node))
+        elif isinstance(node, list):
+            node = _own(node, copied)
+        else:
+            raise _cannot(node, step)
+        if isinstance(step, float) and not math.isfinite(step):
+            raise _cannot(node, step)
+        index = int(step)
+        if index < 0:
+            index += len(node)
+            if index < 0:
+                raise PathError("Out of bounds negative array index")
+        if index > _MAX_INDEX:
+            raise PathError("Array index too large")
+        current = node[index] if index < len(node) else None
+        if index >= len(node):
+            node.extend([None] * (index + 1 - len(node)))
+        node[index] = _set(current, path, depth + 1, value, copied)
+        return node
+    if isinstance(step, dict) and set(step) <= {"start", "end"}:
+        return _set_slice(node, step, path, depth, value, copied=copied)
+    raise _cannot(node, step)
+
+
+def _bound(raw: Any, length: int, default: int) -> float:
+    if raw is None:
+        return default
+    if not isinstance(raw, int | float) or isinstance(raw, bool):
+        raise PathError(f"Start and end indices of an array slice must be numbers, not {_show(raw)}")
+    bound = float(raw)
+    if bound < 0:
+        bound += length
+    return min(max(bound, 0.0), float(length))
+
+
+def _set_slice(node: Any, step: dict[str, Any], path: Path, depth: int, value: Any, *, copied: set[int] | None) -> Any:
+    if isinstance(node, str):
+        raise PathError("Cannot update string slices")
+    if node is None:
+        node = []
+        if copied is not None:
+            copied.add(id(node))
+    elif isinstance(node, list):
+        node = _own(node, copied)
+    else:
+        raise _cannot(node, step)
+    start_f = _bound(step.get("start"), len(node), 0)
+    end_f = max(_bound(step.get("end"), len(node), len(node)), start_f)
+    start, end = int(start_f), math.ceil(end_f)
+    current = node[start:end]
+    replacement = _set(current, path, depth + 1, value, copied)
+    if not isinstance(replacement, list):
+        raise PathError("A slice of an array can only be assigned another array")
+    node[start:end] = replacement
+    return node
