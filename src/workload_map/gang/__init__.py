@@ -1,1 +1,105 @@
-"""gang layer."""
+"""Gang scheduling: one scheduler-neutral plan per workload, exported for KAI, Volcano, coscheduling, Kueue and the
+Kubernetes Workload API.
+
+    from workload_map.gang import plan, export
+
+    gang_plan = plan(workload)                          # offline: gangs, min members, min resources
+    gang_plan = plan(workload, pods)                    # plus each pod's gang
+    manifests = export(gang_plan, "kai", queue="research")
+
+Upstream's building blocks are here too: `StructureSummary`, `infer_pod_component`, `pod_grouping`,
+`subtree_scale`, `kai_pod_group_name`. See docs/gang.md.
+"""
+
+from workload_map.gang.errors import (
+    ExportError,
+    GangError,
+    InstanceIdError,
+    InvalidPodGroupName,
+    MissingScaleError,
+    NoGangInstructions,
+)
+from workload_map.gang.exports import (
+    FORMATS,
+    WORKLOAD_API_VERSIONS,
+    ExportFormat,
+    export,
+    kueue_pod_sets,
+    min_member_of,
+    pod_join,
+    to_coscheduling,
+    to_kai,
+    to_kueue,
+    to_volcano,
+    to_workload_api,
+)
+from workload_map.gang.names import is_dns1123_label, is_dns1123_subdomain, to_dns1123_label
+from workload_map.gang.plan import (
+    SCHEMA_VERSION,
+    Gang,
+    GangPlan,
+    GangRole,
+    PodMembership,
+    SubGroupPlan,
+    Topology,
+    format_resources,
+    plan,
+)
+from workload_map.gang.scale import desired_replicas, eff_min, role_counts, subtree_scale
+from workload_map.gang.summary import (
+    Candidate,
+    Grouping,
+    StructureSummary,
+    infer_pod_component,
+    infer_pod_component_instance,
+    kai_pod_group_name,
+    pod_group_keys,
+    pod_grouping,
+    prioritize,
+)
+
+__all__ = [
+    "FORMATS",
+    "SCHEMA_VERSION",
+    "WORKLOAD_API_VERSIONS",
+    "Candidate",
+    "ExportError",
+    "ExportFormat",
+    "Gang",
+    "GangError",
+    "GangPlan",
+    "GangRole",
+    "Grouping",
+    "InstanceIdError",
+    "InvalidPodGroupName",
+    "MissingScaleError",
+    "NoGangInstructions",
+    "PodMembership",
+    "StructureSummary",
+    "SubGroupPlan",
+    "Topology",
+    "desired_replicas",
+    "eff_min",
+    "export",
+    "format_resources",
+    "infer_pod_component",
+    "infer_pod_component_instance",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
+    "kai_pod_group_name",
+    "kueue_pod_sets",
+    "min_member_of",
+    "plan",
+    "pod_group_keys",
+    "pod_grouping",
+    "pod_join",
+    "prioritize",
+    "role_counts",
+    "subtree_scale",
+    "to_coscheduling",
+    "to_dns1123_label",
+    "to_kai",
+    "to_kueue",
+    "to_volcano",
+    "to_workload_api",
+]
