@@ -1,0 +1,194 @@
+"""Document: one object, many expressions, at most one conversion; the same answers as plain libjq.
+
+The differential tests run every jq expression of every built-in definition against that definition's fixture
+objects (the workload and its pods) through `Document.evaluate_many` (fast path, pruning, combined program) and
+through plain libjq on the whole object (sorted keys, as gojq), and require identical outputs and errors.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jq as libjq
+import pytest
+import yaml
+
+from workload_map.jq import Document, JqError, JqRuntimeError, convert, evaluate
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFINITIONS = ROOT / "src" / "workload_map" / "catalog" / "definitions"
+FIXTURES = ROOT / "tests" / "fixtures" / "catalog"
+
+_EXPRESSION_KEYS = ("path", "Path", "expression", "keyPath", "idPath", "groupByKeyPaths")
+
+
+def _expressions(node: Any, key: str = "") -> Iterator[str]:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _expressions(v, k)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _expressions(item, key)
+    elif isinstance(node, str) and key.endswith(_EXPRESSION_KEYS) and key != "ownerRef":
+        yield node
+
+
+def _cases() -> list[tuple[str, list[str], list[Any]]]:
+    cases = []
+    for definition in sorted(DEFINITIONS.glob("*.yaml")):
+        exprs = list(dict.fromkeys(_expressions(yaml.safe_load(definition.read_text()))))
+        fixture = FIXTURES / definition.stem
+        objects: list[Any] = []
+        if (fixture / "workload.yaml").exists():
+            objects.append(yaml.safe_load((fixture / "workload.yaml").read_text()))
+        if (fixture / "pods.yaml").exists():
+            objects.extend(yaml.safe_load((fixture / "pods.yaml").read_text()).get("items", [])[:3])
+        if exprs and objects:
+            cases.append((definition.stem, exprs, objects))
+    return cases
+
+
+CASES = _cases()
+
+
+def _reference(expr: str, obj: Any) -> Any:
+    """Plain libjq on the whole object with sorted keys: what the Document must reproduce."""
+    text = json.dumps(convert.normalize(obj), sort_keys=True)
+    try:
+        program = libjq.compile(expr)
+    except ValueError:
+        return "compile error"
+    try:
+        return program.input_text(text).all()
+    except ValueError as exc:
+        return ("error", str(exc))
+
+
+def _ours(result: list[Any] | JqError) -> Any:
+    if isinstance(result, JqRuntimeError):
+        return ("error", result.message)
+    if isinstance(result, JqError):
+        return "compile error"
+    return result
+
+
+def test_the_catalog_gives_the_differential_tests_something_to_chew_on() -> None:
+    assert len(CASES) >= 10
+    assert sum(len(exprs) * len(objects) for _, exprs, objects in CASES) >= 300
+
+
+@pytest.mark.parametrize(("name", "exprs", "objects"), CASES, ids=[case[0] for case in CASES])
+def test_every_catalog_expression_gives_what_plain_libjq_gives(name: str, exprs: list[str], objects: list[Any]) -> None:
+    for obj in objects:
+        together = Document(obj).evaluate_many(exprs)
+        for expr, result in zip(exprs, together, strict=True):
+            assert _ours(result) == _reference(expr, obj), (name, expr)
+
+
+@pytest.mark.parametrize(("name", "exprs", "objects"), CASES, ids=[case[0] for case in CASES])
+def test_every_catalog_expression_alone_gives_what_it_gives_in_a_batch(
+    name: str, exprs: list[str], objects: list[Any]
+) -> None:
+    obj = objects[0]
+    together = Document(obj).evaluate_many(exprs)
+    for expr, result in zip(exprs, together, strict=True):
+        doc = Document(obj)
+        try:
+            alone: Any = doc.evaluate(expr)
+        except JqError as exc:
+            alone = exc
+        assert _ours(alone) == _ours(result), (name, expr)
+
+
+WRITE_CASES = ("jobset", "dynamographdeployment-v1alpha1", "leaderworkerset", "raycluster", "pytorchjob")
+
+
+def test_paths_of_catalog_expressions_match_plain_libjq() -> None:
+    for name, exprs, objects in CASES:
+        if not any(part in name for part in WRITE_CASES):
+            continue
+        obj = objects[0]
+        for expr in exprs:
+            reference = _reference(f"[path({expr})]", obj)
+            try:
+                ours: Any = [Document(obj).paths(expr)]
+            except JqRuntimeError as exc:
+                ours = ("error", exc.message)
+            except JqError:
+                ours = "compile error"
+            if isinstance(reference, list):
+                assert ours == reference, expr
+            else:
+                assert ours != [] and not isinstance(ours, list), expr
+
+
+# --- conversion happens once ------------------------------------------------------------------------------------
+
+
+class _Counter:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls = 0
+        for name in ("encode", "normalize"):
+            original = getattr(convert, name)
+
+            def counted(obj: Any, _original: Any = original) -> Any:
+                self.calls += 1
+                return _original(obj)
+
+            monkeypatch.setattr(convert, name, counted)
+
+
+JOB = {
+    "metadata": {"name": "job", "labels": {"app": "x"}},
+    "spec": {"replicatedJobs": [{"name": "a", "replicas": 2}, {"name": "b", "replicas": 1}], "suspend": False},
+    "status": {"conditions": [{"type": "Completed", "status": "True"}]},
+}
+BATCH = [
+    ".spec.replicatedJobs[]? | .name",
+    ".spec.replicatedJobs[]? | .replicas // 1",
+    "[.spec.replicatedJobs[]? | .replicas // 1] | add // 0",
+    '(.status.conditions // []) | any(.type == "Completed" and .status == "True")',
+    ".spec.suspend == true",
+    ".status.conditions",
+    ".metadata.name",
+]
+
+
+def test_evaluate_many_converts_the_object_at_most_once_per_kind_of_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = _Counter(monkeypatch)
+    doc = Document(JOB)
+    doc.evaluate_many(BATCH)
+    assert counter.calls <= 2  # one text for libjq, one normalised tree for the fast path
+    doc.evaluate_many(BATCH)
+    assert counter.calls <= 2  # cached
+
+
+def test_a_write_through_the_document_is_seen_by_the_next_read() -> None:
+    doc = Document(json.loads(json.dumps(JOB)))
+    assert doc.evaluate_many(BATCH)[4] == [False]
+    doc.assign(".spec.suspend", True)
+    assert doc.evaluate_many(BATCH)[4] == [True]
+
+
+def test_a_change_made_behind_the_documents_back_needs_invalidate() -> None:
+    obj = json.loads(json.dumps(JOB))
+    doc = Document(obj)
+    assert doc.evaluate("[.spec.replicatedJobs[].replicas] | add") == [3]
+    obj["spec"]["replicatedJobs"][0]["replicas"] = 5
+    doc.invalidate()
+    assert doc.evaluate("[.spec.replicatedJobs[].replicas] | add") == [6]
+
+
+def test_the_document_holds_the_callers_object_without_copying() -> None:
+    doc = Document(JOB)
+    assert doc.obj is JOB
+
+
+def test_an_unknown_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown jq evaluation mode"):
+        Document(JOB, mode="threads")
+    with pytest.raises(ValueError, match="unknown jq evaluation mode"):
+        evaluate(".", JOB, mode="threads")
