@@ -2,8 +2,8 @@
 
 `check_files(paths)` is what `wmap validate FILE...` prints and exits with:
 - `OK: <name>` for each definition without errors (its warnings indented below it), exit 0;
-- `INVALID: <name> (<source>)` with every error and warning indented below it; exit 1 if any definition is
-  invalid or a file holds no definition;
+- `INVALID: <name> (<source>)` with every error and warning indented below it (`INVALID: <source>` when the
+  definition could not be loaded, so has no name); exit 1 if any definition is invalid or a file holds none;
 - `error: <file>: <why>` for a file that cannot be read or is not YAML/JSON; exit 2 (wins over 1).
 """
 
@@ -46,7 +46,10 @@ class DefinitionReport:
         return [f for f in self.findings if f.severity == WARNING]
 
     def lines(self) -> list[str]:
-        head = f"OK: {self.name}" if self.valid else f"INVALID: {self.name} ({self.source})"
+        if self.valid:
+            head = f"OK: {self.name}"
+        else:
+            head = f"INVALID: {self.name}" if self.name == self.source else f"INVALID: {self.name} ({self.source})"
         return [head, *(f"  {finding}" for finding in self.findings)]
 
 

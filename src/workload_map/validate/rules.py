@@ -116,13 +116,14 @@ def _unique_names(components: list[tuple[str, ComponentDefinition]]) -> Iterator
 def _root_local(root: ComponentDefinition) -> Iterator[Finding]:
     kind = root.kind
     if kind is None or not kind.version or not kind.kind or (not kind.group and kind.kind != "Pod"):
-        what = "is missing" if kind is None else f"is {kind.group!r}/{kind.version!r}/{kind.kind!r}"
+        got = (
+            "kind is missing"
+            if kind is None
+            else f"got group {kind.group!r}, version {kind.version!r}, kind {kind.kind!r}; only kind Pod may have "
+            "an empty group"
+        )
         yield Finding(
-            ERROR,
-            f"{ROOT}.kind",
-            f"root component must have full kind (group, version, kind); it {what} (only kind Pod may have an "
-            "empty group)",
-            "root-kind",
+            ERROR, f"{ROOT}.kind", f"root component must have full kind (group, version, kind): {got}", "root-kind"
         )
     if root.status_definition is None:
         yield Finding(
