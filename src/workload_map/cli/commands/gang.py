@@ -1,0 +1,341 @@
+"""`wmap gang -f FILE`: the gang-scheduling plan of workloads, or the objects a scheduler needs for it.
+
+    wmap gang -f lws.yaml                          # the scheduler-neutral plan (YAML)
+    wmap gang -f lws.yaml --format kai --queue q   # KAI PodGroups, one YAML document per object
+    wmap gang -f job.yaml --pods pods.yaml         # the plan with each pod's gang
+
+The work is split so the live form (`wmap gang TYPE/NAME`, the cluster issue) can reuse it: `gang_documents(workload,
+pods, options)` turns one resolved workload (and its pods, from a file or the cluster) into the objects to print, and
+`write_documents(documents, output)` prints them. See docs/gang.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from workload_map.cli.context import state
+from workload_map.cli.errors import CLIError, NoDefinition, UsageError
+from workload_map.cli.options import OutputSpec, definitions_option, output_option, resolve_output
+
+if TYPE_CHECKING:
+    from workload_map.cli.manifests import Manifest
+    from workload_map.resolve import Workload
+
+OUTPUT = OutputSpec("gang", ("yaml", "json"))
+FORMATS = ("plan", "kai", "volcano", "coscheduling", "kueue", "workload")
+NO_DEFINITION_HINT = (
+    '"wmap definitions" lists the types Karta definitions cover; add a definition for this one with --definitions FILE'
+)
+
+
+@dataclass(frozen=True)
+class GangOptions:
+    """What to produce for each workload: the format and the scheduler parameters the plan leaves to the caller."""
+
+    format: str = "plan"
+    queue: str | None = None
+    priority_class: str | None = None
+    priority: int | None = None
+    schedule_timeout_seconds: int | None = None
+    workload_api_version: str = "scheduling.k8s.io/v1alpha2"
+
+
+def gang_documents(
+    workload: Workload, pods: Sequence[Mapping[str, Any]] | None, options: GangOptions
+) -> list[dict[str, Any]]:
+    """The documents to print for one workload: its plan (`format` plan) or the scheduler's objects.
+
+    Raises `CLIError` (exit 1) with a hint when the definition has no gang instructions or breaks a gang rule.
+    """
+    from workload_map.gang import ExportError, GangError, NoGangInstructions, export, plan
+
+    ref = workload.object_ref
+    what = f"{ref.kind}/{ref.name}" if ref.name else ref.kind
+    try:
+        gang_plan = plan(workload, pods)
+    except NoGangInstructions as error:
+        raise CLIError(
+            f"{what}: {error}",
+            hint="a definition tells how to gang a workload in spec.optimizationInstructions.gangScheduling",
+        ) from None
+    except GangError as error:
+        raise CLIError(f"{what}: {error}") from None
+    for note in gang_plan.notes:
+        state().warn(f"{what}: {note}")
+    for pod in gang_plan.unplaced:
+        state().warn(f"{what}: pod {pod.name} is in no gang: {pod.error or 'no gang matches it'}")
+    if options.format == "plan":
+        return [gang_plan.to_dict()]
+    try:
+        return export(
+            gang_plan,
+            options.format,
+            queue=options.queue,
+            priority_class=options.priority_class,
+            priority=options.priority,
+            schedule_timeout_seconds=options.schedule_timeout_seconds,
+            workload_api_version=options.workload_api_version,
+        )
+    except (ExportError, GangError) as error:
+        raise CLIError(f"{what}: {error}") from None
+
+
+def write_documents(documents: Sequence[Mapping[str, Any]], output: str) -> None:
+    """YAML: one document per object (`---` between them). JSON: the object itself when there is one, else a
+    `v1` `List` of them (as kubectl prints several)."""
+    from workload_map.cli.render import machine
+
+    out = state().stdout
+    if output == "json":
+        if len(documents) == 1:
+            machine.write(documents[0], "json", out)
+        else:
+            machine.write({"apiVersion": "v1", "kind": "List", "items": list(documents)}, "json", out)
+        return
+    for index, document in enumerate(documents):
+        if index:
+            out.write("---\n")
+        machine.write(document, "yaml", out)
+
+
+# --- reading the inputs ---------------------------------------------------------------------------------------
+
+
+def _pods_and_owners(paths: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Pods (kind Pod) and every other object (their owners: ReplicaSets, Jobs, StatefulSets) of the --pods files."""
+    from workload_map.cli.manifests import read_manifests
+
+    pods: list[dict[str, Any]] = []
+    owners: list[dict[str, Any]] = []
+    for manifest in read_manifests(paths).documents:
+        value = manifest.value
+        if not isinstance(value, dict):
+            continue
+        (pods if manifest.kind == "Pod" else owners).append(value)
+    if not pods:
+        raise UsageError(
+            f"--pods {', '.join(paths)}: no Pod objects", hint="give pods as `kubectl get pods -o yaml` prints them"
+        )
+    return pods, owners
+
+
+def _uid(value: Mapping[str, Any]) -> str:
+    metadata = value.get("metadata")
+    uid = metadata.get("uid") if isinstance(metadata, Mapping) else None
+    return uid if isinstance(uid, str) else ""
+
+
+def _scope_pods(
+    workloads: Sequence[tuple[Manifest, Workload]],
+    pods: list[dict[str, Any]],
+    owners: list[dict[str, Any]],
+) -> list[list[dict[str, Any]]]:
+    """The given pods of each workload: all of them for one workload (the caller scoped them), else by owner chain
+    (each pod goes to the workload whose UID its chain reaches)."""
+    from workload_map.pods import OwnerChains
+
+    if len(workloads) == 1:
+        return [pods]
+    uids = [_uid(manifest.value) for manifest, _ in workloads]
+    if not all(uids):
+        raise UsageError(
+            "--pods with several workloads needs metadata.uid on each workload to tell their pods apart",
+            hint="plan one workload at a time, or use manifests as `kubectl get -o yaml` prints them",
+        )
+    chains = OwnerChains(owners, pods=pods)
+    scoped: list[list[dict[str, Any]]] = [[] for _ in workloads]
+    stray = 0
+    for pod in pods:
+        root = chains.find_root(pod, {uid: index for index, uid in enumerate(uids)})
+        if root is None:
+            stray += 1
+            continue
+        scoped[uids.index(root)].append(pod)
+    if stray:
+        state().warn(f"{stray} pod{'s' * (stray != 1)} of --pods belong to none of the workloads (owner chain)")
+    return scoped
+
+
+def _resolve_all(manifests: Sequence[Manifest], definition_paths: Sequence[str]) -> list[tuple[Manifest, Workload]]:
+    from workload_map.cli.definitions_source import build_registry
+    from workload_map.resolve import ResolveError, Workload
+
+    registry = build_registry(definition_paths)
+    found: list[tuple[Manifest, Workload]] = []
+    uncovered: list[Manifest] = []
+    for manifest in manifests:
+        if not manifest.has_type:
+            continue
+        resolved = registry.for_object(manifest.value)
+        if resolved is None:
+            if manifest.workload_like:
+                uncovered.append(manifest)
+            continue
+        try:
+            found.append((manifest, Workload(resolved.karta, manifest.value)))
+        except ResolveError as error:
+            raise CLIError(f"{manifest.label}: {error}") from None
+    for manifest in uncovered:
+        name = f' "{manifest.name}"' if manifest.name else ""
+        message = f"no definition covers {manifest.gvk_text}{name} ({manifest.label})"
+        if not found and len(uncovered) == 1:
+            raise NoDefinition(message, hint=NO_DEFINITION_HINT)
+        state().warn(message)
+    if not found:
+        if uncovered:
+            raise NoDefinition("no workload of the input is covered by a definition", hint=NO_DEFINITION_HINT)
+        raise NoDefinition("no workload in the input", hint="-f reads workload manifests (a PyTorchJob, a JobSet, ...)")
+    return found
+
+
+# --- the command ------------------------------------------------------------------------------------------------
+
+_HELP = """\
+Plan gang scheduling for workloads, or print the objects a scheduler needs for it.
+
+Reads workload manifests (-f FILE, a directory, or - for stdin) and works out, from each one's Karta definition,
+its gangs: which pods must start together and how many of them at least (min member), with the resources that
+takes. --format chooses what is printed:
+
+\b
+  plan          the scheduler-neutral plan (default)
+  kai           KAI Scheduler PodGroups (scheduling.run.ai/v2alpha2)
+  volcano       Volcano PodGroups (scheduling.volcano.sh/v1beta1)
+  coscheduling  scheduler-plugins PodGroups (scheduling.x-k8s.io/v1alpha1)
+  kueue         Kueue Workloads with their podSets (kueue.x-k8s.io/v1beta1)
+  workload      the Kubernetes Workload API (scheduling.k8s.io/v1alpha2, or v1alpha1)
+
+With --pods, each pod's gang is worked out too (from its labels, as KAI's pod grouper does).
+
+\b
+Examples:
+  wmap gang -f examples/leaderworkerset.yaml
+  wmap gang -f examples/jobset.yaml --format kai --queue research
+  kubectl get pytorchjob mnist -o yaml | wmap gang -f - --format volcano
+  wmap gang -f job.yaml --pods pods.yaml -o json
+"""
+
+
+@click.command(help=_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("args", nargs=-1, metavar="[TYPE/NAME]")
+@click.option(
+    "-f",
+    "--filename",
+    "--file",
+    "files",
+    multiple=True,
+    metavar="FILE|DIR|-",
+    type=click.Path(),
+    help="Workload manifest(s): a file, a directory (*.yaml, *.yml, *.json), or - for stdin. Repeatable.",
+)
+@click.option(
+    "--pods",
+    "pod_files",
+    multiple=True,
+    metavar="FILE|DIR|-",
+    type=click.Path(),
+    help="The workloads' pods (and their owners: ReplicaSets, Jobs), as `kubectl get pods -o yaml` prints them. "
+    "Repeatable.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="plan",
+    show_default=True,
+    help="What to print: the plan, or the objects of one scheduler.",
+)
+@output_option(OUTPUT)
+@click.option("--queue", metavar="NAME", help="Queue of the PodGroups (KAI, Volcano) or LocalQueue (Kueue).")
+@click.option("--priority-class", metavar="NAME", help="PriorityClass of the PodGroups / Workloads.")
+@click.option(
+    "--priority",
+    type=int,
+    metavar="N",
+    help="Kueue only: the priority value of --priority-class (Kueue requires both on a Workload; without it the "
+    "class goes on the pod templates).",
+)
+@click.option(
+    "--schedule-timeout",
+    "schedule_timeout",
+    type=click.IntRange(min=0),
+    metavar="SECONDS",
+    help="coscheduling only: scheduleTimeoutSeconds of the PodGroups.",
+)
+@click.option(
+    "--workload-api-version",
+    type=click.Choice(("v1alpha2", "v1alpha1")),
+    default="v1alpha2",
+    show_default=True,
+    help="--format workload: scheduling.k8s.io v1alpha2 (Kubernetes 1.36) or v1alpha1 (1.35).",
+)
+@definitions_option
+def gang(
+    args: tuple[str, ...],
+    files: tuple[str, ...],
+    pod_files: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    queue: str | None,
+    priority_class: str | None,
+    priority: int | None,
+    schedule_timeout: int | None,
+    workload_api_version: str,
+    definition_paths: tuple[str, ...],
+) -> None:
+    if files and args:
+        raise UsageError(f'-f reads the kind from the manifest, so it cannot be combined with "{" ".join(args)}"')
+    if not files:
+        if args:
+            raise UsageError(
+                "planning a live workload (TYPE/NAME) is not available in this version; give its manifest with -f",
+                hint=f"kubectl get {' '.join(args)} -o yaml | wmap gang -f -",
+            )
+        raise UsageError("nothing to plan: give -f FILE, a directory, or - for stdin")
+    if [*files, *pod_files, *definition_paths].count("-") > 1:
+        raise UsageError("only one of -f, --pods and --definitions can read stdin (-)")
+    output_format = resolve_output(OUTPUT, output)
+    options = GangOptions(
+        format=fmt,
+        queue=queue,
+        priority_class=priority_class,
+        priority=priority,
+        schedule_timeout_seconds=schedule_timeout,
+        workload_api_version=f"scheduling.k8s.io/{workload_api_version}",
+    )
+    _warn_unused(options)
+
+    from workload_map.cli.manifests import read_manifests
+
+    manifests = read_manifests(files)
+    if not manifests.documents:
+        raise UsageError(f"{', '.join(files)}: no documents (the input is empty)", hint="-f reads Kubernetes manifests")
+    workloads = _resolve_all(manifests.documents, definition_paths)
+    scoped: list[list[dict[str, Any]] | None] = [None] * len(workloads)
+    if pod_files:
+        pods, owners = _pods_and_owners(pod_files)
+        scoped = list(_scope_pods(workloads, pods, owners))
+    documents: list[dict[str, Any]] = []
+    for (_, workload), pods_of in zip(workloads, scoped, strict=True):
+        documents.extend(gang_documents(workload, pods_of, options))
+    write_documents(documents, output_format)
+
+
+def _warn_unused(options: GangOptions) -> None:
+    """Say so when a flag has no field in the chosen format (rather than dropping it silently)."""
+    fmt = options.format
+    unused: list[str] = []
+    if options.queue and fmt in ("plan", "coscheduling", "workload"):
+        unused.append("--queue")
+    if options.priority_class and fmt in ("plan", "coscheduling", "workload"):
+        unused.append("--priority-class")
+    if options.priority is not None and fmt != "kueue":
+        unused.append("--priority")
+    if options.schedule_timeout_seconds is not None and fmt != "coscheduling":
+        unused.append("--schedule-timeout")
+    if unused:
+        state().warn(f"{', '.join(unused)} {'has' if len(unused) == 1 else 'have'} no field in --format {fmt}: ignored")
