@@ -1,0 +1,137 @@
+"""The config file: default output formats, globally or per command.
+
+Which file: `--config PATH`, else `$WMAP_CONFIG`, else `$XDG_CONFIG_HOME/wmap/config.yaml` (`~/.config/wmap/
+config.yaml` when `XDG_CONFIG_HOME` is unset). A missing default file is ignored; a missing file named by
+`--config` or `$WMAP_CONFIG` is an error.
+
+The content is strict YAML, one mapping:
+
+    output: json            # every command with -o (that can print json)
+    describe:
+      output: tree          # only `wmap describe`
+    definitions:
+      output: yaml
+
+The top-level keys are `output` and the command names; a command's section takes `output`. Any other key, a
+value of the wrong type, or an unknown format is an error (exit 2), so a typo never silently does nothing.
+
+Precedence of an output format: the `-o` flag, then `$WMAP_OUTPUT`, then the command's section, then the global
+`output`, then the command's default.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workload_map.cli.errors import UsageError
+
+ENV_CONFIG = "WMAP_CONFIG"
+ENV_OUTPUT = "WMAP_OUTPUT"
+
+GLOBAL_KEYS: tuple[str, ...] = ("output",)
+SECTION_KEYS: tuple[str, ...] = ("output",)
+# Every format some command prints; which ones a command takes is checked when it runs (options.OutputSpec).
+KNOWN_FORMATS: tuple[str, ...] = ("tree", "table", "wide", "json", "yaml")
+
+
+@dataclass(frozen=True)
+class Config:
+    """A parsed config file (`path` is None when no file was read)."""
+
+    path: str | None = None
+    output: str | None = None
+    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def output_for(self, command: str) -> tuple[str, str] | None:
+        """The configured output of `command` and where it was set (for messages), or None."""
+        section = self.sections.get(command, {})
+        value = section.get("output")
+        if isinstance(value, str):
+            return value, f"{self.path}: {command}.output"
+        if self.output is not None:
+            return self.output, f"{self.path}: output"
+        return None
+
+
+def default_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "wmap" / "config.yaml"
+
+
+def _command_names() -> list[str]:
+    from workload_map.cli.commands import COMMANDS
+
+    return list(COMMANDS)
+
+
+def load_config(explicit: str | None = None) -> Config:
+    """Read the config file that applies (see the module docstring); an empty `Config` when there is none."""
+    if explicit:
+        path, named_by = Path(explicit), "--config"
+    elif os.environ.get(ENV_CONFIG):
+        path, named_by = Path(os.environ[ENV_CONFIG]), f"${ENV_CONFIG}"
+    else:
+        path, named_by = default_path(), ""
+    if not path.exists():
+        if named_by:
+            raise UsageError(
+                f"config file {path} ({named_by}) does not exist",
+                hint=f"create it, or leave out {named_by} to use {default_path()}",
+            )
+        return Config()
+    return parse_config(path)
+
+
+def parse_config(path: Path) -> Config:
+    """Parse and check one config file strictly."""
+    from workload_map.model import DocumentError, read_documents
+
+    label = str(path)
+    try:
+        documents = read_documents(path)
+    except DocumentError as exc:
+        raise UsageError(f"config file {exc}", hint="fix the file or point --config elsewhere") from None
+    if not documents:
+        return Config(path=label)
+    if len(documents) > 1:
+        raise UsageError(f"config file {label} holds {len(documents)} YAML documents; write one mapping")
+    value = documents[0].value
+    if not isinstance(value, Mapping):
+        raise UsageError(f"config file {label} must be a mapping (key: value), not {type(value).__name__}")
+    commands = _command_names()
+    known = [*GLOBAL_KEYS, *commands]
+    sections: dict[str, Mapping[str, Any]] = {}
+    output: str | None = None
+    for key, item in value.items():
+        if key == "output":
+            output = _format(label, "output", item)
+        elif key in commands:
+            if item is None:
+                continue
+            if not isinstance(item, Mapping):
+                raise UsageError(f"config file {label}: {key} must be a mapping such as {{output: json}}")
+            for sub in item:
+                if sub not in SECTION_KEYS:
+                    raise UsageError(
+                        f"config file {label}: unknown key {key}.{sub}",
+                        hint=f"a command's section takes: {', '.join(SECTION_KEYS)}",
+                    )
+            sections[str(key)] = {"output": _format(label, f"{key}.output", item.get("output"))}
+        else:
+            raise UsageError(
+                f"config file {label}: unknown key {key!r}",
+                hint=f"known keys: {', '.join(known)} (docs/cli.md, 'Configuration')",
+            )
+    return Config(path=label, output=output, sections=sections)
+
+
+def _format(label: str, key: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in KNOWN_FORMATS:
+        raise UsageError(f"config file {label}: {key} is {value!r}; use one of {', '.join(KNOWN_FORMATS)}")
+    return value

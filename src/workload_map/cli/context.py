@@ -1,0 +1,109 @@
+"""Per-invocation state every command shares: `--debug`, colour, the config file, and the warnings to print.
+
+Warnings are collected while a command runs and printed on stderr (`warning: <message>`) after its output, so a
+long tree cannot scroll them away (as upstream's newest `kli` does); an error line, if any, comes last.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workload_map.cli.config import Config
+
+
+@dataclass
+class State:
+    """What the root command's options and the environment decided for this run."""
+
+    debug: bool = False
+    no_color: bool = False
+    config_path: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    _config: Config | None = None
+
+    # --- output ---------------------------------------------------------------------------------------------
+
+    @property
+    def stdout(self) -> IO[str]:
+        return sys.stdout
+
+    @property
+    def stderr(self) -> IO[str]:
+        return sys.stderr
+
+    def color(self, stream: IO[str] | None = None) -> bool:
+        """Colour only on a terminal: never with `--no-color`, `NO_COLOR` or `TERM=dumb`; `FORCE_COLOR` forces it."""
+        if self.no_color or os.environ.get("NO_COLOR"):
+            return False
+        if os.environ.get("FORCE_COLOR"):
+            return True
+        if os.environ.get("TERM") == "dumb":
+            return False
+        target: Any = stream if stream is not None else sys.stdout
+        try:
+            return bool(target.isatty())
+        except (AttributeError, ValueError):
+            return False
+
+    def width(self, stream: IO[str] | None = None) -> int:
+        """The width to lay text out in: the terminal's (at least 60), else `$COLUMNS`, else 80."""
+        columns = os.environ.get("COLUMNS", "")
+        if columns.isdigit() and int(columns) > 0:
+            return max(40, int(columns))
+        target: Any = stream if stream is not None else sys.stdout
+        try:
+            if target.isatty():
+                return max(60, os.get_terminal_size(target.fileno()).columns)
+        except (AttributeError, ValueError, OSError):
+            pass
+        return 80
+
+    # --- messages -------------------------------------------------------------------------------------------
+
+    def warn(self, message: str) -> None:
+        """A warning, printed on stderr after the command's output."""
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def note(self, message: str) -> None:
+        """A notice for the person at the terminal (stderr, printed now, no prefix)."""
+        self.stderr.write(message.rstrip("\n") + "\n")
+        self.stderr.flush()
+
+    def flush_warnings(self) -> None:
+        pending, self.warnings = self.warnings, []
+        for message in pending:
+            self.stderr.write(f"warning: {message}\n")
+        if pending:
+            self.stderr.flush()
+
+    # --- configuration --------------------------------------------------------------------------------------
+
+    @property
+    def config(self) -> Config:
+        """The config file (`--config`, `$WMAP_CONFIG`, `~/.config/wmap/config.yaml`), read on first use only, so
+        help, completion and commands without defaults never read it (and a broken one cannot block them)."""
+        if self._config is None:
+            from workload_map.cli.config import load_config
+
+            self._config = load_config(self.config_path)
+        return self._config
+
+
+_STATE = State()
+
+
+def state() -> State:
+    """The state of the current invocation."""
+    return _STATE
+
+
+def reset(**values: Any) -> State:
+    """A fresh state for a new invocation (tests run several in one process)."""
+    global _STATE
+    _STATE = State(**values)
+    return _STATE

@@ -1,0 +1,54 @@
+"""Entry points: `wmap` / `kubectl-wmap` (`main`) and `kubectl_complete-wmap` (`kubectl_complete`).
+
+Kept tiny on purpose: `wmap --version` is answered here without importing click or any layer; everything else goes
+to `workload_map.cli.app`, which imports each command only when it runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from workload_map._version import __version__
+
+
+def _prog_name(argv0: str) -> str:
+    """`kubectl wmap` when run as the kubectl plugin (so help and errors name the command the user typed)."""
+    name = os.path.basename(argv0)
+    if name.startswith("kubectl-"):
+        return "kubectl " + name[len("kubectl-") :].replace("_", "-")
+    return "wmap"
+
+
+def run(args: Sequence[str] | None = None, prog_name: str | None = None) -> int:
+    """Run the CLI in this process and return the exit code (what tests and `python -m workload_map` call)."""
+    argv = list(sys.argv[1:] if args is None else args)
+    if argv == ["--version"]:
+        sys.stdout.write(__version__ + "\n")
+        return 0
+    from workload_map.cli.app import run as run_app
+
+    return run_app(argv, prog_name or _prog_name(sys.argv[0] if sys.argv else "wmap"))
+
+
+def main(args: Sequence[str] | None = None) -> None:
+    """The `wmap` and `kubectl-wmap` console scripts: run and exit with the code."""
+    code = run(args)
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        from workload_map.cli.errors import EXIT_BROKEN_PIPE, _silence_stdout
+
+        _silence_stdout()
+        code = EXIT_BROKEN_PIPE
+    sys.exit(code)
+
+
+def kubectl_complete(args: Sequence[str] | None = None) -> None:
+    """`kubectl_complete-wmap`: kubectl (1.26+) runs it to complete `kubectl wmap ...` with the words after `wmap`
+    (the last one is the word being completed, possibly empty). It prints candidates, one per line, then a
+    `:<directive>` line, as Cobra's `__complete` does (workload_map.cli.completion)."""
+    from workload_map.cli.completion import cobra_complete
+
+    sys.exit(cobra_complete(list(sys.argv[1:] if args is None else args)))

@@ -1,0 +1,242 @@
+"""Reading workload manifests for `describe -f`: files, directories and stdin, as YAML streams.
+
+Every non-empty document is one manifest; a `kind: List` (or any `*List` with `items`, as `kubectl get -o yaml`
+prints) is unpacked into its items. YAML is read through `workload_map.model.yamlio` (size limit, alias bombs,
+duplicate keys, errors with line numbers). Values YAML types but JSON does not (timestamps, non-string keys) are
+turned into strings, as kubectl reads them, so a manifest never fails for an unquoted date.
+
+A manifest is then *classified*: `workload_like` tells a workload we cannot describe (it has pod containers) from a
+document that plainly is not one (a ConfigMap, a Service, a CRD), which `describe` skips quietly in a stream.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workload_map.cli.errors import CLIError, UsageError
+
+# Kinds that are never workloads, whatever they hold (checked before looking for pod containers).
+NOT_WORKLOADS = frozenset(
+    {
+        "APIService",
+        "Certificate",
+        "ClusterIssuer",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ConfigMap",
+        "CustomResourceDefinition",
+        "Endpoints",
+        "EndpointSlice",
+        "Gateway",
+        "HorizontalPodAutoscaler",
+        "HTTPRoute",
+        "Ingress",
+        "IngressClass",
+        "Issuer",
+        "Karta",
+        "Lease",
+        "LimitRange",
+        "MutatingWebhookConfiguration",
+        "Namespace",
+        "NetworkPolicy",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "PodDisruptionBudget",
+        "PodMonitor",
+        "PriorityClass",
+        "PrometheusRule",
+        "ResourceQuota",
+        "Role",
+        "RoleBinding",
+        "RuntimeClass",
+        "Secret",
+        "Service",
+        "ServiceAccount",
+        "ServiceMonitor",
+        "StorageClass",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration",
+        "VerticalPodAutoscaler",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One document of an input: where it came from (`label` names the file and document) and its value."""
+
+    source: str
+    label: str
+    value: Any
+
+    @property
+    def api_version(self) -> str:
+        value = self.value.get("apiVersion") if isinstance(self.value, Mapping) else None
+        return value if isinstance(value, str) else ""
+
+    @property
+    def kind(self) -> str:
+        value = self.value.get("kind") if isinstance(self.value, Mapping) else None
+        return value if isinstance(value, str) else ""
+
+    @property
+    def name(self) -> str:
+        metadata = self.value.get("metadata") if isinstance(self.value, Mapping) else None
+        if not isinstance(metadata, Mapping):
+            return ""
+        name = metadata.get("name") or metadata.get("generateName")
+        return name if isinstance(name, str) else ""
+
+    @property
+    def has_type(self) -> bool:
+        return bool(self.api_version and self.kind)
+
+    @property
+    def has_status(self) -> bool:
+        status = self.value.get("status") if isinstance(self.value, Mapping) else None
+        return bool(status)
+
+    @property
+    def gvk_text(self) -> str:
+        """`group/version/Kind` (`v1/Pod` for the core group), as upstream writes a GVK."""
+        return f"{self.api_version}/{self.kind}"
+
+    @property
+    def short(self) -> str:
+        """`Kind/name` for lists of skipped documents."""
+        return f"{self.kind or '?'}/{self.name or '?'}"
+
+    @property
+    def workload_like(self) -> bool:
+        """Whether this looks like a workload: not a known non-workload kind, and pod containers in its spec."""
+        if self.kind in NOT_WORKLOADS or not isinstance(self.value, Mapping):
+            return False
+        return _has_containers(self.value.get("spec"), 0)
+
+
+@dataclass(frozen=True)
+class Manifests:
+    """The documents of every input, in order. `single` is True for one file holding one document (not a list):
+    the case where `describe` prints a bare view rather than a list."""
+
+    documents: tuple[Manifest, ...]
+    single: bool
+
+
+def _has_containers(node: Any, depth: int) -> bool:
+    if depth > 16:
+        return False
+    if isinstance(node, Mapping):
+        containers = node.get("containers")
+        if isinstance(containers, list) and any(
+            isinstance(c, Mapping) and ("image" in c or "name" in c) for c in containers
+        ):
+            return True
+        container = node.get("container") or node.get("mainContainer")
+        if isinstance(container, Mapping) and "image" in container:
+            return True
+        return any(_has_containers(child, depth + 1) for child in node.values() if isinstance(child, (dict, list)))
+    if isinstance(node, list):
+        return any(_has_containers(child, depth + 1) for child in node if isinstance(child, (dict, list)))
+    return False
+
+
+def jsonable(value: Any) -> Any:
+    """`value` with YAML-only types made JSON (timestamps to RFC 3339 strings, keys to strings)."""
+    if isinstance(value, dict):
+        if all(isinstance(key, str) for key in value) and not any(
+            isinstance(item, (dict, list, datetime.date)) for item in value.values()
+        ):
+            return value
+        return {key if isinstance(key, str) else _scalar_text(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        if not any(isinstance(item, (dict, list, datetime.date)) for item in value):
+            return value
+        return [jsonable(item) for item in value]
+    if isinstance(value, datetime.date):
+        return _scalar_text(value)
+    return value
+
+
+def _scalar_text(value: Any) -> str:
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is not None and value.utcoffset() == datetime.timedelta(0):
+            return value.replace(tzinfo=None).isoformat() + "Z"
+        return value.isoformat()
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return str(value)
+
+
+def _files_of(raw: str) -> tuple[list[Path], bool]:
+    """The files an input names and whether it was a directory."""
+    from workload_map.model.yamlio import iter_files
+
+    if raw == "-":
+        return [Path("-")], False
+    path = Path(raw)
+    if path.is_dir():
+        files = list(iter_files(path))
+        if not files:
+            raise UsageError(f"{raw}: no *.yaml, *.yml or *.json files in this directory", hint="point -f at manifests")
+        return files, True
+    if not path.exists():
+        raise CLIError(f"{raw}: no such file or directory", hint="check the path given to -f")
+    return [path], False
+
+
+def read_manifests(inputs: Sequence[str]) -> Manifests:
+    """Every document of every input (a file, a directory searched for *.yaml/*.yml/*.json, or `-`).
+
+    A missing or unreadable file is exit 1; a file that is not YAML (or JSON) is exit 2, naming the line.
+    """
+    from workload_map.model import DocumentError, read_documents
+
+    documents: list[Manifest] = []
+    directories = False
+    lists = False
+    for raw in inputs:
+        files, directory = _files_of(raw)
+        directories = directories or directory
+        for file in files:
+            try:
+                parsed = read_documents(file)
+            except DocumentError as exc:
+                unreadable = any(
+                    word in exc.message for word in ("no such file", "permission denied", "cannot be read")
+                )
+                if unreadable:
+                    raise CLIError(str(exc)) from None
+                raise UsageError(str(exc), hint="-f reads Kubernetes manifests as YAML or JSON") from None
+            many = len(parsed) > 1
+            for document in parsed:
+                label = document.label if many else document.source
+                value = document.value
+                items = _list_items(value)
+                if items is None:
+                    documents.append(Manifest(document.source, label, jsonable(value)))
+                    continue
+                lists = True
+                for index, item in enumerate(items):
+                    documents.append(Manifest(document.source, f"{label} items[{index}]", jsonable(item)))
+    single = len(inputs) == 1 and not directories and not lists and len(documents) == 1
+    return Manifests(tuple(documents), single)
+
+
+def _list_items(value: Any) -> list[Any] | None:
+    if not isinstance(value, Mapping):
+        return None
+    kind = value.get("kind")
+    items = value.get("items")
+    if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
+        return items
+    return None

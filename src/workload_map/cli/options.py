@@ -1,0 +1,215 @@
+"""Options shared by commands: `-o/--output` (with config and environment defaults), `--definitions`, the limits,
+and the kubectl connection flags (for the commands that read a cluster).
+
+A command declares its output formats once with an `OutputSpec`, decorates itself with `output_option(spec)`, and
+calls `resolve_output(spec, value)` in its body: an explicit `-o` wins, then `$WMAP_OUTPUT`, then the config file
+(the command's section, then the global `output`), then the default.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+import click
+from click.shell_completion import CompletionItem
+
+from workload_map.cli.config import ENV_OUTPUT
+from workload_map.cli.errors import UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+# --- -o/--output --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """The formats a command prints: `choices` (the first is the default unless `default` says otherwise) and
+    `aliases` accepted for compatibility (`table` for `tree` in describe)."""
+
+    command: str
+    choices: tuple[str, ...]
+    default: str = ""
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def fallback(self) -> str:
+        return self.default or self.choices[0]
+
+    def normalise(self, value: str) -> str | None:
+        """The format `value` names, or None when this command does not print it."""
+        if value in self.choices:
+            return value
+        return self.aliases.get(value)
+
+    def describe(self) -> str:
+        listed = ", ".join(self.choices)
+        if self.aliases:
+            listed += " (" + ", ".join(f"{a} = {t}" for a, t in self.aliases.items()) + ")"
+        return listed
+
+
+class OutputChoice(click.ParamType):  # type: ignore[type-arg]  # generic only in newer click
+    name = "format"
+
+    def __init__(self, spec: OutputSpec) -> None:
+        self.spec = spec
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "|".join(self.spec.choices)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        normal = self.spec.normalise(text)
+        if normal is None:
+            self.fail(f"{text!r} must be one of {self.spec.describe()}", param, ctx)
+        return normal
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+        return [CompletionItem(choice) for choice in self.spec.choices if choice.startswith(incomplete)]
+
+
+def output_option(spec: OutputSpec) -> Callable[[F], F]:
+    return click.option(
+        "-o",
+        "--output",
+        type=OutputChoice(spec),
+        default=None,
+        help=f"Output format: {spec.describe()} [default: {spec.fallback}, or $WMAP_OUTPUT, or the config file].",
+    )
+
+
+def resolve_output(spec: OutputSpec, explicit: str | None) -> str:
+    """The format to print: `-o`, else `$WMAP_OUTPUT`, else the config file, else the command's default."""
+    if explicit:
+        return explicit
+    env = os.environ.get(ENV_OUTPUT, "").strip()
+    if env:
+        chosen = spec.normalise(env)
+        if chosen is None:
+            raise UsageError(
+                f"${ENV_OUTPUT} is {env!r}, which wmap {spec.command} does not print",
+                hint=f"use one of {spec.describe()}, or give -o",
+            )
+        return chosen
+    from workload_map.cli.context import state
+
+    configured = state().config.output_for(spec.command)
+    if configured is not None:
+        value, where = configured
+        chosen = spec.normalise(value)
+        if chosen is None:
+            raise UsageError(
+                f"{where} is {value!r}, which wmap {spec.command} does not print",
+                hint=f"use one of {spec.describe()}, or give -o",
+            )
+        return chosen
+    return spec.fallback
+
+
+# --- --definitions ------------------------------------------------------------------------------------------
+
+
+def definitions_option(f: F) -> F:
+    return click.option(
+        "--definitions",
+        "definition_paths",
+        multiple=True,
+        metavar="PATH",
+        type=click.Path(),
+        help="Karta definitions to use (a file, a directory of *.yaml/*.yml/*.json, or - for stdin); repeatable. "
+        "They take precedence over the built-in catalog for the same kind.",
+    )(f)
+
+
+# --- limits -------------------------------------------------------------------------------------------------
+
+
+def _not_negative(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    if value is not None and value < 0:
+        raise click.BadParameter("must not be negative", ctx=ctx, param=param)
+    return value
+
+
+def pod_limit_option(f: F) -> F:
+    return click.option(
+        "--pod-limit",
+        type=int,
+        default=0,
+        show_default=True,
+        metavar="N",
+        callback=_not_negative,
+        help="Show at most N pods per component, unhealthy ones first (0: all). Tree output only.",
+    )(f)
+
+
+def component_limit_option(default: int, what: str) -> Callable[[F], F]:
+    return click.option(
+        "--component-limit",
+        type=int,
+        default=default,
+        show_default=True,
+        metavar="N",
+        callback=_not_negative,
+        help=what,
+    )
+
+
+# --- cluster connection (kubectl's flags) -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConnectionOptions:
+    """The kubectl connection flags a cluster command was given (None: not given, use the kubeconfig's)."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    cluster: str | None = None
+    user: str | None = None
+    namespace: str | None = None
+    server: str | None = None
+    token: str | None = None
+    request_timeout: str | None = None
+    insecure_skip_tls_verify: bool = False
+
+
+_CONNECTION_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("--kubeconfig",), "kubeconfig", "Path to the kubeconfig file [default: $KUBECONFIG, else ~/.kube/config]."),
+    (("--context",), "context", "The kubeconfig context to use."),
+    (("--cluster",), "cluster", "The kubeconfig cluster to use."),
+    (("--user",), "user", "The kubeconfig user to use."),
+    (("-n", "--namespace"), "namespace", "The namespace [default: the context's, else default]."),
+    (("-s", "--server"), "server", "The address of the Kubernetes API server."),
+    (("--token",), "token", "Bearer token for the API server."),
+    (("--request-timeout",), "request_timeout", "How long to wait for one request (e.g. 10s, 1m; 0: no limit)."),
+)
+
+
+def connection_options(f: F) -> F:
+    """kubectl's connection flags; the command receives them as one `connection: ConnectionOptions` argument."""
+
+    decorated: Any = f
+    for names, dest, help_text in reversed(_CONNECTION_FLAGS):
+        decorated = click.option(*names, f"conn_{dest}", default=None, help=help_text, metavar="TEXT")(decorated)
+    decorated = click.option(
+        "--insecure-skip-tls-verify",
+        "conn_insecure_skip_tls_verify",
+        is_flag=True,
+        help="Do not check the server's certificate (insecure).",
+    )(decorated)
+    return cast(F, _gather_connection(decorated))
+
+
+def _gather_connection(f: Callable[..., Any]) -> Callable[..., Any]:
+    import functools
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        values = {key[len("conn_") :]: kwargs.pop(key) for key in list(kwargs) if key.startswith("conn_")}
+        kwargs["connection"] = ConnectionOptions(**values)
+        return f(*args, **kwargs)
+
+    return wrapper

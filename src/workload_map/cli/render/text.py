@@ -1,0 +1,92 @@
+"""Styled text lines and column layout, shared by the tree and table renderers.
+
+A line is a list of segments `(text, style)`; `style` is a semantic name (`"ok"`, `"bad"`, `"muted"`, ...) or "".
+Layout works on the plain text, so output is identical with and without colour; colour is added only when writing
+to a terminal, through rich (imported then, and only then).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import IO
+
+Segment = tuple[str, str]
+Line = list[Segment]
+Cell = Line
+
+# Semantic style -> rich style.
+STYLES: dict[str, str] = {
+    "title": "bold",
+    "heading": "bold",
+    "muted": "dim",
+    "glyph": "dim",
+    "ok": "green",
+    "warn": "yellow",
+    "bad": "bold red",
+    "total": "bold",
+    "accent": "cyan",
+}
+
+PHASE_STYLES: dict[str, str] = {
+    "Running": "ok",
+    "Completed": "ok",
+    "Succeeded": "ok",
+    "Failed": "bad",
+    "Degraded": "warn",
+    "Suspending": "warn",
+    "Suspended": "warn",
+    "Resuming": "warn",
+    "Initializing": "warn",
+    "Pending": "warn",
+    "Unknown": "warn",
+    "Undefined": "muted",
+}
+
+
+def plain(line: Iterable[Segment]) -> str:
+    return "".join(text for text, _ in line)
+
+
+def seg(text: str, style: str = "") -> Line:
+    return [(text, style)] if text else []
+
+
+def align(rows: Sequence[Sequence[Cell]], padding: int = 3, min_width: int = 0) -> list[Line]:
+    """Lay `rows` out in columns, like kubectl's tab writer: each column as wide as its widest cell plus `padding`
+    (at least `min_width`), the last cell unpadded, trailing spaces trimmed."""
+    if not rows:
+        return []
+    columns = max(len(row) for row in rows)
+    widths = [0] * columns
+    for row in rows:
+        for index, cell in enumerate(row):
+            widths[index] = max(widths[index], len(plain(cell)))
+    out: list[Line] = []
+    for row in rows:
+        # The last non-empty cell ends the line (no padding after it).
+        last = max((i for i, cell in enumerate(row) if plain(cell)), default=-1)
+        line: Line = []
+        for index, cell in enumerate(row[: last + 1]):
+            line.extend(cell)
+            if index < last:
+                width = max(widths[index] + padding, min_width)
+                line.append((" " * (width - len(plain(cell))), ""))
+        out.append(line)
+    return out
+
+
+def write_lines(lines: Iterable[Line], stream: IO[str], *, color: bool) -> None:
+    """Write lines, in colour (through rich) only when asked."""
+    if not color:
+        stream.write("".join(plain(line).rstrip() + "\n" for line in lines))
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=stream, force_terminal=True, highlight=False, soft_wrap=True, emoji=False, markup=False)
+    for line in lines:
+        text = Text()
+        for part, style in line:
+            text.append(part, style=STYLES.get(style, style) or None)
+        text.rstrip()
+        console.print(text)

@@ -1,0 +1,295 @@
+"""The human rendering of one `WorkloadView`: header, component tree, phase, and the resources table.
+
+Layout (after upstream's describe, kli-cli.md §4.6), readable in 80 columns:
+
+    PyTorchJob/llama-finetune   namespace: ml-team
+    definition: kubeflow-org-pytorchjob-v1 (catalog)   file: examples/pytorchjob.yaml
+
+    |-- master   replicas: 1   gpu: 1
+    `-- worker   replicas: 4   gpu: 32
+
+    Phase: Running
+
+    Resources:
+    COMPONENT   REPLICAS   GPU   CPU   MEMORY
+    master      1          1     4     16Gi
+    worker      4          32    16    64Gi
+    TOTAL       5          33    20    80Gi
+
+Tree rows have four aligned cells: the name behind its glyphs, the replicas (`replicas: N` from a file,
+`ready/desired ready` live), the accelerators, and the nodes. Under each component its pods come first, then its
+child components. `--pod-limit` and `--component-limit` trim the tree (never the resources table), keeping
+unhealthy pods and components first and saying what they hid. The renderer reads only the view.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from workload_map.cli.render.fmt import accelerator_labels, accelerators_text, age, cpu_text, memory_text
+from workload_map.cli.render.text import PHASE_STYLES, Cell, Line, align, plain, seg
+
+if TYPE_CHECKING:
+    from workload_map.view import ComponentView, PodView, WorkloadView
+
+ASCII_GLYPHS = ("|-- ", "`-- ", "|   ", "    ")
+UNICODE_GLYPHS = ("├── ", "└── ", "│   ", "    ")
+MAX_NODES_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class TreeOptions:
+    pod_limit: int = 0
+    component_limit: int = 0
+    width: int = 80
+    unicode: bool = False
+    now: datetime.datetime | None = None
+
+
+@dataclass(frozen=True)
+class Origin:
+    """What the renderer is told besides the view: where a file-mode workload came from, whether its manifest
+    carried a status, and the version its definition was written for when it is another version (fallback)."""
+
+    source: str | None = None
+    manifest_status: bool | None = None
+    definition_version: str | None = None
+
+
+# --- entries of the tree ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Entry:
+    kind: str  # "component", "pod", "note", "unclaimed"
+    component: ComponentView | None = None
+    pod: PodView | None = None
+    text: str = ""
+    pods: tuple[PodView, ...] = ()
+
+
+def _pod_entries(pods: Sequence[PodView], limit: int) -> list[_Entry]:
+    if not limit or len(pods) <= limit:
+        return [_Entry("pod", pod=pod) for pod in pods]
+    ordered = sorted(pods, key=lambda pod: not pod.unhealthy)  # stable: unhealthy first, then as given
+    shown = ordered[:limit]
+    hidden = len(pods) - len(shown)
+    unhealthy = sum(1 for pod in pods if pod.unhealthy)
+    unhealthy_shown = sum(1 for pod in shown if pod.unhealthy)
+    text = f"and {hidden} more"
+    if unhealthy and unhealthy_shown == unhealthy:
+        text += f" ({unhealthy_shown} unhealthy shown)"
+    elif unhealthy:
+        text += f" ({unhealthy_shown} of {unhealthy} unhealthy shown)"
+    return [*(_Entry("pod", pod=pod) for pod in shown), _Entry("note", text=text)]
+
+
+def _rank(component: ComponentView) -> int:
+    if component.unhealthy_pods:
+        return 0
+    if component.missing_pods:
+        return 1
+    return 2
+
+
+def _component_entries(components: Sequence[ComponentView], limit: int) -> list[_Entry]:
+    if not limit or len(components) <= limit:
+        return [_Entry("component", component=c) for c in components]
+    chosen = set(sorted(range(len(components)), key=lambda i: (_rank(components[i]), i))[:limit])
+    shown = [components[i] for i in range(len(components)) if i in chosen]
+    hidden = [components[i] for i in range(len(components)) if i not in chosen]
+    count = len(hidden)
+    text = f"and {count} more component{'' if count == 1 else 's'}"
+    unhealthy = sum(1 for c in hidden if c.unhealthy_pods)
+    missing = sum(1 for c in hidden if not c.unhealthy_pods and c.missing_pods)
+    notes = ([f"{unhealthy} unhealthy"] if unhealthy else []) + ([f"{missing} with missing pods"] if missing else [])
+    if notes:
+        text += f" ({', '.join(notes)})"
+    return [*(_Entry("component", component=c) for c in shown), _Entry("note", text=text)]
+
+
+def _nodes_cell(nodes: Sequence[str]) -> Cell:
+    if not nodes:
+        return []
+    shown = ",".join(nodes[:MAX_NODES_SHOWN])
+    if len(nodes) > MAX_NODES_SHOWN:
+        shown += f" +{len(nodes) - MAX_NODES_SHOWN} more"
+    return seg(shown, "muted")
+
+
+class _TreeBuilder:
+    def __init__(self, view: WorkloadView, options: TreeOptions) -> None:
+        self.view = view
+        self.options = options
+        self.glyphs = UNICODE_GLYPHS if options.unicode else ASCII_GLYPHS
+        self.labels = accelerator_labels(view.resources.accelerators)
+        self.rows: list[list[Cell]] = []
+
+    def children(self, component: ComponentView) -> list[_Entry]:
+        return _pod_entries(component.pods, self.options.pod_limit) + _component_entries(
+            component.children, self.options.component_limit
+        )
+
+    def top(self) -> list[_Entry]:
+        entries = _component_entries(self.view.components, self.options.component_limit)
+        if self.view.unclaimed_pods:
+            entries.append(_Entry("unclaimed", pods=self.view.unclaimed_pods))
+        return entries
+
+    def build(self) -> list[list[Cell]]:
+        self.walk(self.top(), "")
+        return self.rows
+
+    def walk(self, entries: list[_Entry], prefix: str) -> None:
+        mid, last, bar, space = self.glyphs
+        for index, entry in enumerate(entries):
+            is_last = index == len(entries) - 1
+            lead = seg(prefix + (last if is_last else mid), "glyph")
+            below = prefix + (space if is_last else bar)
+            if entry.kind == "component" and entry.component is not None:
+                self.rows.append(self.component_row(lead, entry.component))
+                self.walk(self.children(entry.component), below)
+            elif entry.kind == "pod" and entry.pod is not None:
+                self.rows.append(self.pod_row(lead, entry.pod))
+            elif entry.kind == "unclaimed":
+                count = len(entry.pods)
+                self.rows.append([lead + seg("(unclaimed pods)", "warn"), seg(f"{count} pod{'s' * (count != 1)}")])
+                self.walk(_pod_entries(entry.pods, self.options.pod_limit), below)
+            else:
+                self.rows.append([lead + seg("...", "muted"), seg(entry.text, "muted"), [], []])
+
+    def component_row(self, lead: Cell, component: ComponentView) -> list[Cell]:
+        replicas = component.replicas
+        if replicas.current is None or replicas.ready is None:
+            status = seg(f"replicas: {replicas.desired}")
+        else:
+            style = "ok" if replicas.ready >= replicas.desired else "warn"
+            status = seg(f"{replicas.ready}/{replicas.desired} ready", style)
+        resources = component.resources
+        accel = accelerators_text(resources.gpus, resources.accelerators, self.labels)
+        return [lead + seg(component.name, "title"), status, seg(accel, "accent"), _nodes_cell(component.nodes)]
+
+    def pod_row(self, lead: Cell, pod: PodView) -> list[Cell]:
+        status_text = f"{pod.phase} ({pod.reason})" if pod.reason else pod.phase
+        if pod.ready:
+            style = "ok"
+        elif pod.phase == "Succeeded":
+            style = "muted"
+        else:
+            style = "bad" if pod.phase == "Failed" else "warn"
+        resources = pod.resources
+        accel = accelerators_text(resources.gpus, resources.accelerators, self.labels)
+        node = seg(pod.node, "muted") if pod.node else seg("<none>", "warn")
+        return [lead + seg(pod.name), seg(status_text, style), seg(accel, "accent"), node]
+
+
+# --- the sections -------------------------------------------------------------------------------------------
+
+
+def _wrap_fields(fields: list[Cell], width: int) -> list[Line]:
+    """Fields joined by three spaces, starting a new line where the next one would pass `width`."""
+    lines: list[Line] = []
+    current: Line = []
+    for field in fields:
+        if current and len(plain(current)) + 3 + len(plain(field)) > width:
+            lines.append(current)
+            current = []
+        if current:
+            current.append(("   ", ""))
+        current.extend(field)
+    if current:
+        lines.append(current)
+    return lines
+
+
+def header(view: WorkloadView, options: TreeOptions, origin: Origin) -> list[Line]:
+    definition = f"{view.definition} ({view.origin or 'unknown origin'}"
+    if origin.definition_version:
+        definition += f", written for {origin.definition_version}"
+    definition += ")"
+    fields: list[Cell] = [
+        seg(f"{view.kind}/{view.name}", "title"),
+        seg(f"namespace: {view.namespace or '<none>'}"),
+        seg(f"definition: {definition}"),
+    ]
+    if view.file_mode:
+        fields.append(seg(f"file: {origin.source} (no live pods)" if origin.source else "(file mode: no live pods)"))
+    else:
+        fields.append(seg(f"age: {age(view.created_at, options.now)}"))
+    return _wrap_fields(fields, options.width)
+
+
+def phase_line(view: WorkloadView, origin: Origin) -> Line:
+    line: Line = [("Phase: ", "heading")]
+    for index, phase in enumerate(view.phases or (view.phase,)):
+        if index:
+            line.append((",", ""))
+        line.append((phase, PHASE_STYLES.get(phase, "")))
+    if view.file_mode and origin.manifest_status is False:
+        line.append((" (the manifest has no status yet)", "muted"))
+    return line
+
+
+def _is_table_row(component: ComponentView) -> bool:
+    """A row of the resources table: anything but a node whose children hold all it has (a grouping node, or the
+    parent of a component's instances)."""
+    return not (
+        component.children
+        and not component.pods
+        and component.own_replicas.desired == 0
+        and component.own_resources.empty
+    )
+
+
+def resources_table(view: WorkloadView) -> list[Line]:
+    labels = accelerator_labels(view.resources.accelerators)
+    names = sorted(labels)
+    header: list[Cell] = [
+        seg(title, "heading")
+        for title in ("COMPONENT", "REPLICAS", "GPU", "CPU", "MEMORY", *(labels[n].upper() for n in names))
+    ]
+    rows: list[list[Cell]] = [header]
+    replicas = 0
+    for _, component in view.walk():
+        if not _is_table_row(component):
+            continue
+        own = component.own_resources
+        replicas += component.own_replicas.desired
+        rows.append(
+            [
+                seg(component.name),
+                seg(str(component.own_replicas.desired)),
+                seg(str(own.gpus)),
+                seg(cpu_text(own.requests.get("cpu", 0))),
+                seg(memory_text(own.requests.get("memory", 0))),
+                *(seg(str(own.accelerators.get(name, 0))) for name in names),
+            ]
+        )
+    total = view.resources
+    rows.append(
+        [
+            seg("TOTAL", "total"),
+            seg(str(replicas), "total"),
+            seg(str(total.gpus), "total"),
+            seg(cpu_text(total.requests.get("cpu", 0)), "total"),
+            seg(memory_text(total.requests.get("memory", 0)), "total"),
+            *(seg(str(total.accelerators.get(name, 0)), "total") for name in names),
+        ]
+    )
+    return [[("Resources:", "heading")], *align(rows)]
+
+
+def render_workload(view: WorkloadView, options: TreeOptions | None = None, origin: Origin | None = None) -> list[Line]:
+    """Every line of one workload's human rendering (no trailing blank line)."""
+    opts = options or TreeOptions()
+    where = origin or Origin()
+    lines = header(view, opts, where)
+    rows = _TreeBuilder(view, opts).build()
+    if rows:
+        lines += [[], *align(rows)]
+    lines += [[], phase_line(view, where)]
+    lines += [[], *resources_table(view)]
+    return lines
