@@ -1,4 +1,4 @@
-"""The plain-JSON helpers under the resolve layer: gojq `tostring` formatting, jq `setpath` semantics, merge patches.
+"""The plain-JSON helpers under the resolve layer: gojq `tostring` formatting, path reads, merge patches.
 
 These decide what `byExpression` compares and what `merge_patch()` sends, so each case is one a user could hit.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from workload_map.resolve._json import get_path, jq_tostring, merge_patch, set_path
+from workload_map.resolve._json import get_path, jq_tostring, merge_patch
 
 
 @pytest.mark.parametrize(
@@ -36,17 +36,6 @@ from workload_map.resolve._json import get_path, jq_tostring, merge_patch, set_p
 )
 def test_tostring_matches_gojq(value, text) -> None:
     assert jq_tostring(value) == text
-
-
-def test_set_path_creates_missing_objects_and_pads_arrays_with_null() -> None:
-    assert set_path(None, ["a", "b", "c"], 1) == {"a": {"b": {"c": 1}}}
-    assert set_path({"a": []}, ["a", 2], "x") == {"a": [None, None, "x"]}
-    assert set_path({"a": [1, 2]}, ["a", -1], 9) == {"a": [1, 9]}
-
-
-def test_set_path_through_a_scalar_is_an_error() -> None:
-    with pytest.raises(ValueError, match="cannot index string"):
-        set_path({"a": "text"}, ["a", "b"], 1)
 
 
 def test_get_path_missing_is_none() -> None:

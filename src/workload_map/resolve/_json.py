@@ -115,51 +115,6 @@ def get_path(obj: Any, path: Path) -> Any:
     return current
 
 
-def set_path(obj: Any, path: Path, value: Any) -> Any:
-    """`setpath(path; value)` with jq semantics; returns the (possibly new) root.
-
-    Missing objects and arrays are created on the way (an array is padded with null), as jq does. Setting a key
-    on a non-object or an index on a non-array raises ValueError with jq's wording.
-    """
-    if not path:
-        return value
-    step, rest = path[0], path[1:]
-    if isinstance(step, str):
-        if obj is None:
-            obj = {}
-        if not isinstance(obj, dict):
-            raise ValueError(f"cannot index {_jq_type(obj)} with {json.dumps(step)}")
-        obj[step] = set_path(obj.get(step), rest, value)
-        return obj
-    if isinstance(step, int) and not isinstance(step, bool):
-        if obj is None:
-            obj = []
-        if not isinstance(obj, list):
-            raise ValueError(f"cannot index {_jq_type(obj)} with number")
-        index = step + len(obj) if step < 0 else step
-        if index < 0:
-            raise ValueError("out of bounds negative array index")
-        if index >= len(obj):
-            obj.extend([None] * (index + 1 - len(obj)))
-        obj[index] = set_path(obj[index], rest, value)
-        return obj
-    raise ValueError(f"cannot set a path through {json.dumps(step)} (slices are not supported in write-back)")
-
-
-def _jq_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def merge_patch(original: Any, current: Any) -> Any:
     """The RFC 7386 JSON merge patch that turns `original` into `current` (`{}` when they are equal).
 

@@ -10,14 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from workload_map.jq.errors import JqError
-from workload_map.resolve._json import fast_copy, get_path, is_empty, set_path
+from workload_map.jq import Document, JqError
+from workload_map.jq.writeback import PathError, set_paths
+from workload_map.resolve._json import fast_copy, get_path, is_empty
 from workload_map.resolve.errors import ExtractionError, UpdateError
-
-try:  # the jq layer is landing; until then a few-line stand-in (deleted once it has)
-    from workload_map.jq import Document  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover
-    from workload_map.resolve._jqshim import Document
 
 
 class Session:
@@ -93,53 +89,30 @@ class Session:
         else:
             pairs = [(path, values[0]) for path in paths]
         if keep_absent_empty:
-            pairs = [
-                (path, value) for path, value in pairs if not (is_empty(value) and is_empty(get_path(self.obj, path)))
-            ]
+            pairs = [(path, value) for path, value in pairs if not (is_empty(value) and _holds_nothing(self.obj, path))]
         if not pairs:
             return
-        for path, _ in pairs:
-            problem = _settable(self.obj, path)
-            if problem:
-                raise UpdateError(component, field, f"cannot write {_show_path(path)}: {problem}")
+        places = [path for path, _ in pairs]
+        values = [fast_copy(value) for _, value in pairs]
+        try:  # a copying dry run first, so a failed write changes nothing
+            set_paths(self.obj, places, values, copy=True)
+        except PathError as exc:
+            raise UpdateError(component, field, f"cannot write through {expr!r}: {exc}") from None
         if self.original is None:
             self.original = fast_copy(self.obj)
-        for path, value in pairs:
-            root = set_path(self.obj, path, fast_copy(value))
-            if root is not self.obj:  # only an empty path replaces the root
-                if not isinstance(root, dict):
-                    raise UpdateError(component, field, "cannot replace the whole object with a non-object")
-                self.obj.clear()
-                self.obj.update(root)
+        root = set_paths(self.obj, places, values, copy=False)
+        if root is not self.obj:  # only an empty path (`.`) replaces the root
+            if not isinstance(root, dict):
+                raise UpdateError(component, field, "cannot replace the whole object with a non-object")
+            self.obj.clear()
+            self.obj.update(root)
         self.writes += 1
-        self._document = Document(self.obj)
+        self._document.invalidate()
         self._results.clear()
 
 
-def _settable(obj: Any, path: Sequence[Any]) -> str:
-    """Why `path` cannot be set in `obj` ("" when it can)."""
-    current = obj
-    for step in path:
-        if current is None:
-            return ""  # everything below is created
-        if isinstance(step, str):
-            if not isinstance(current, dict):
-                return f"a key {step!r} on a {type(current).__name__} value"
-            current = current.get(step)
-        elif isinstance(step, int) and not isinstance(step, bool):
-            if not isinstance(current, list):
-                return f"an index {step} on a {type(current).__name__} value"
-            index = step + len(current) if step < 0 else step
-            if index < 0:
-                return "out of bounds negative array index"
-            current = current[index] if index < len(current) else None
-        else:
-            return "slices cannot be written"
-    return ""
-
-
-def _show_path(path: Sequence[Any]) -> str:
-    out = ""
-    for step in path:
-        out += f"[{step}]" if isinstance(step, int) else f".{step}" if str(step).isidentifier() else f"[{step!r}]"
-    return out or "."
+def _holds_nothing(obj: Any, path: Sequence[Any]) -> bool:
+    """True when the document has no value (or an empty one) at `path`; a slice step is never "nothing"."""
+    if any(isinstance(step, dict) for step in path):
+        return False
+    return is_empty(get_path(obj, path))
