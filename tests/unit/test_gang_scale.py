@@ -173,7 +173,7 @@ def test_an_unknown_instance_id_is_an_error() -> None:
 
 def test_an_instance_id_of_a_component_without_scale_is_not_found() -> None:
     job = scaled(probes=["a", "b"])
-    with pytest.raises(InstanceIdError, match="instance id a not found in component probe .it has no scaleDefinition"):
+    with pytest.raises(InstanceIdError, match=r"instance id a not found in component probe .it has no scaleDefinition"):
         subtree_scale(job, "probe", "a")
 
 

@@ -322,7 +322,7 @@ def test_group_keys_are_the_pods_values_in_path_order() -> None:
 
 
 def test_a_missing_group_key_is_an_error_naming_the_path() -> None:
-    with pytest.raises(GangError, match="group-index.*query result is empty"):
+    with pytest.raises(GangError, match=r"group-index.*query result is empty"):
         pod_group_keys(PodQuerier(pod("llm-1", {"leaderworkerset.sigs.k8s.io/name": "llm"})), LWS_MEMBER)
 
 

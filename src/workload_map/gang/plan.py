@@ -627,10 +627,10 @@ def _alpha(
         template = join_name([pod_group, instance or ""])
         roles = _make_roles(builder, draft.minimum, draft.desired)
         variants = seen.get(slot) or {(): []}
+        varying = _varying(list(variants))
         for extras, pod_names in variants.items():
             parts = [base, pod_group if several else "", instance or "", replica or ""]
-            if len(variants) > 1:
-                parts.extend(extras)
+            parts.extend(extras[index] for index in varying)
             name = _unique(join_name(parts) or join_name([pod_group]), used_names)
             gang_of[(slot, extras)] = name
             if draft.error is not None:
@@ -648,7 +648,7 @@ def _alpha(
                     keys=full_keys.get((slot, extras)) if pod_names else None,
                     pods=tuple(pod_names),
                     template_name=template,
-                    split_keys=extras if len(variants) > 1 else (),
+                    split_keys=tuple(extras[index] for index in varying),
                 )
             )
     memberships = [
@@ -700,6 +700,14 @@ def _draft_into(builder: _Builder, drafts: dict[_Slot, _Draft], keying: _Keying,
         return
     _add(draft.minimum, minimum)
     _add(draft.desired, desired)
+
+
+def _varying(variants: list[tuple[str, ...]]) -> list[int]:
+    """Positions where the group-key values of one slot's pods differ (they split it into several gangs)."""
+    if len(variants) < 2:
+        return []
+    width = min(len(variant) for variant in variants)
+    return [index for index in range(width) if len({variant[index] for variant in variants}) > 1]
 
 
 def _unique(name: str, used: set[str]) -> str:
