@@ -12,8 +12,8 @@ from fractions import Fraction
 from typing import Any, Final
 
 from workload_map.model import GVK
-from workload_map.pods.quantity import format_quantity, int_value, milli_value, quantity_kind
-from workload_map.pods.resources import ResourceList, accelerator_names, gpu_count
+from workload_map.pods.quantity import format_quantity, quantity_kind
+from workload_map.pods.resources import ResourceList, is_extended_resource, is_gpu
 from workload_map.resolve import Scale
 
 __all__ = [
@@ -48,14 +48,25 @@ class Resources:
     @classmethod
     def of(cls, requests: Mapping[str, Fraction], gpu_names: Iterable[str] = ()) -> Resources:
         """The figures of a resource list (zero amounts dropped); `gpu_names` are extra whole-GPU names."""
-        kept: ResourceList = {name: amount for name, amount in sorted(requests.items()) if amount}
         extra = tuple(gpu_names)
+        kept: ResourceList = {}
+        gpus: Fraction | int = 0
+        accelerators: dict[str, int] = {}
+        for name in sorted(requests):
+            amount = requests[name]
+            if not amount:
+                continue
+            kept[name] = amount
+            if is_gpu(name, extra):
+                gpus += amount
+            elif is_extended_resource(name):
+                accelerators[name] = _ceil(amount)
         return cls(
             requests=kept,
-            gpus=int_value(gpu_count(kept, extra)),
-            cpu_millis=milli_value(kept.get("cpu", 0)),
-            memory_bytes=int_value(kept.get("memory", 0)),
-            accelerators={name: int_value(kept[name]) for name in accelerator_names(kept, extra)},
+            gpus=_ceil(gpus),
+            cpu_millis=_ceil(kept.get("cpu", 0), 1000),
+            memory_bytes=_ceil(kept.get("memory", 0)),
+            accelerators=accelerators,
         )
 
     @property
@@ -74,6 +85,14 @@ class Resources:
 
 
 NO_RESOURCES: Final = Resources()
+
+
+def _ceil(value: Fraction | int, factor: int = 1) -> int:
+    """`ceil(value * factor)` (Kubernetes rounds quantities up: `Value()`, `MilliValue()`), without Fraction
+    arithmetic on the hot path."""
+    if isinstance(value, int):
+        return value * factor
+    return -((-value.numerator * factor) // value.denominator)
 
 
 @dataclass(frozen=True, slots=True)

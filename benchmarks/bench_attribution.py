@@ -1,0 +1,300 @@
+"""Pod attribution and the rolled-up view at scale, as ratios against decoding the same pods.
+
+The scenario: one namespace of N workloads with 10 pods each, half Deployments (pod -> ReplicaSet -> Deployment)
+and half JobSets (pod -> Job -> JobSet: a driver Job of 1 pod and a workers Job of 9), resolved through the
+catalog's definitions. Sizes: 1x = 150 workloads / 1,500 pods, 10x = 1,500 / 15,000, 100x = 15,000 / 150,000.
+
+Rows:
+* **owner chains**: every pod's owner chain walked to its workload (`OwnerChains.find_root`, what
+  `attribute_many` does first), per pod, at 1x / 10x / 100x, against `json.loads` of the same pods' JSON text
+  (what the cluster layer pays to decode them anyway).
+* **attribution + view**: `attribute_many` (ownership, component by type selector, instance by instance
+  selector) then `build_view` per workload (desired/current/ready, per-pod and rolled-up requests), per pod,
+  against the same `json.loads` baseline; and the peak memory it allocates (tracemalloc), per pod, against the
+  memory of the decoded pods themselves.
+* **linear growth**: per-pod time at 10x (and 100x) over per-pod time at 1x (target about 1).
+
+Building the `Workload` objects (the resolve layer: one jq evaluation per definition path) is set-up, not timed;
+it is reported as its own row. While the jq layer is not yet in place it costs ~10-20 ms per workload, so the
+100x attribution + view size runs only when that set-up fits `WMAP_BENCH_BUDGET` seconds (default 30); the owner
+chain rows always run at 100x.
+
+Run alone: ``python benchmarks/bench_attribution.py`` (``WMAP_BENCH_BUDGET=600`` for the full 100x).
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import json
+import os
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+from workload_map.catalog.registry import builtin_registry
+from workload_map.pods import OwnerChains, attribute_many
+from workload_map.resolve import Workload
+from workload_map.view import build_view
+
+PODS_PER_WORKLOAD = 10
+BASE_WORKLOADS = 150  # 1x: 1,500 pods
+NAMESPACE = "bench"
+
+
+def _uid(kind: str, index: int, part: int = 0) -> str:
+    code = {"Deployment": 1, "ReplicaSet": 2, "JobSet": 3, "Job": 4, "Pod": 5}[kind]
+    return f"{code:08x}-{part:04x}-4000-8000-{index:012x}"
+
+
+def _ref(kind: str, api_version: str, name: str, uid: str) -> dict[str, Any]:
+    return {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid, "controller": True}
+
+
+def _pod(name: str, index: int, part: int, owner: dict[str, Any], labels: dict[str, str], gpus: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": NAMESPACE,
+            "uid": _uid("Pod", index, part),
+            "labels": labels,
+            "ownerReferences": [owner],
+        },
+        "spec": {
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "ghcr.io/example/app:1.0",
+                    "resources": {
+                        "requests": {"cpu": "2", "memory": "8Gi"},
+                        "limits": {"memory": "8Gi", "nvidia.com/gpu": str(gpus)},
+                    },
+                }
+            ],
+            "nodeName": f"node-{(index * PODS_PER_WORKLOAD + part) % 997}",
+            "restartPolicy": "Always",
+        },
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def _template(gpus: int) -> dict[str, Any]:
+    return {
+        "spec": {
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "ghcr.io/example/app:1.0",
+                    "resources": {"requests": {"cpu": "2", "memory": "8Gi"}, "limits": {"nvidia.com/gpu": gpus}},
+                }
+            ]
+        }
+    }
+
+
+def _deployment(index: int) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    name = f"web-{index}"
+    obj = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": NAMESPACE, "uid": _uid("Deployment", index)},
+        "spec": {"replicas": PODS_PER_WORKLOAD, "template": _template(1)},
+        "status": {"conditions": [{"type": "Available", "status": "True"}]},
+    }
+    rs_name = f"{name}-6d8f7b9c54"
+    replicaset = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": rs_name,
+            "namespace": NAMESPACE,
+            "uid": _uid("ReplicaSet", index),
+            "ownerReferences": [_ref("Deployment", "apps/v1", name, _uid("Deployment", index))],
+        },
+    }
+    owner = _ref("ReplicaSet", "apps/v1", rs_name, _uid("ReplicaSet", index))
+    pods = [
+        _pod(f"{rs_name}-{part:05d}", index, part, owner, {"app": name, "pod-template-hash": "6d8f7b9c54"}, 1)
+        for part in range(PODS_PER_WORKLOAD)
+    ]
+    return obj, [replicaset], pods
+
+
+def _jobset(index: int) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    name = f"train-{index}"
+    jobs = (("driver", 1, 0), ("workers", PODS_PER_WORKLOAD - 1, 8))
+    obj = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name, "namespace": NAMESPACE, "uid": _uid("JobSet", index)},
+        "spec": {
+            "replicatedJobs": [
+                {"name": job, "replicas": 1, "template": {"spec": {"parallelism": count, "template": _template(gpus)}}}
+                for job, count, gpus in jobs
+            ]
+        },
+        "status": {"conditions": []},
+    }
+    owners: list[dict[str, Any]] = []
+    pods: list[dict[str, Any]] = []
+    part = 0
+    for position, (job, count, gpus) in enumerate(jobs):
+        job_name = f"{name}-{job}-0"
+        owners.append(
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {
+                    "name": job_name,
+                    "namespace": NAMESPACE,
+                    "uid": _uid("Job", index, position),
+                    "ownerReferences": [_ref("JobSet", "jobset.x-k8s.io/v1alpha2", name, _uid("JobSet", index))],
+                },
+            }
+        )
+        owner = _ref("Job", "batch/v1", job_name, _uid("Job", index, position))
+        labels = {"jobset.sigs.k8s.io/jobset-name": name, "jobset.sigs.k8s.io/replicatedjob-name": job}
+        for _ in range(count):
+            pods.append(_pod(f"{job_name}-{part}-x7k2p", index, part, owner, labels, gpus))
+            part += 1
+    return obj, owners, pods
+
+
+def scenario(workloads: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    """(workload objects, owner objects, the pods' JSON text) for `workloads` workloads."""
+    objects: list[dict[str, Any]] = []
+    owners: list[dict[str, Any]] = []
+    pods: list[dict[str, Any]] = []
+    for index in range(workloads):
+        obj, more_owners, more_pods = (_deployment if index % 2 == 0 else _jobset)(index)
+        objects.append(obj)
+        owners.extend(more_owners)
+        pods.extend(more_pods)
+    return objects, owners, json.dumps(pods)
+
+
+def _best(run: Callable[[], Any], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def _peak(run: Callable[[], Any]) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def _decoded_size(text: str) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        value = json.loads(text)
+        size = tracemalloc.get_traced_memory()[0]
+        del value
+        return size
+    finally:
+        tracemalloc.stop()
+
+
+def _row(name: str, figure: float, baseline: float | None, target: float | None, unit: str) -> dict[str, Any]:
+    ratio = round(figure / baseline, 2) if baseline else None
+    return {
+        "name": name,
+        "figure": round(figure, 3),
+        "baseline": round(baseline, 3) if baseline is not None else None,
+        "ratio": ratio,
+        "target": target,
+        "unit": unit,
+    }
+
+
+def _walk(pods: list[dict[str, Any]], owners: list[dict[str, Any]], roots: set[str]) -> int:
+    chains = OwnerChains(owners, pods=pods)
+    return sum(1 for pod in pods if chains.find_root(pod, roots) is not None)
+
+
+def _pipeline(workloads: list[Workload], pods: list[dict[str, Any]], owners: list[dict[str, Any]]) -> int:
+    attributions = attribute_many(workloads, pods, owners)
+    views = [build_view(workload, attribution=a) for workload, a in zip(workloads, attributions, strict=True)]
+    return sum(view.resources.gpus for view in views)
+
+
+def rows() -> list[dict[str, Any]]:
+    budget = float(os.environ.get("WMAP_BENCH_BUDGET", "30"))
+    registry = builtin_registry()
+    out: list[dict[str, Any]] = []
+    chain_per_pod: dict[int, float] = {}
+    view_per_pod: dict[int, float] = {}
+    setup_per_workload: float | None = None
+    for factor in (1, 10, 100):
+        count = BASE_WORKLOADS * factor
+        objects, owners, text = scenario(count)
+        pods: list[dict[str, Any]] = json.loads(text)
+        n = len(pods)
+        repeat = {1: 3, 10: 2}.get(factor, 1)
+        loads = _best(functools.partial(json.loads, text), repeat) / n * 1e6
+        roots = {obj["metadata"]["uid"] for obj in objects}
+        assert _walk(pods, owners, roots) == n
+        chain_per_pod[factor] = _best(functools.partial(_walk, pods, owners, roots), repeat) / n * 1e6
+        name = f"owner chains, {n:,} pods to {count:,} workloads, per pod (vs json.loads)"
+        out.append(_row(name, chain_per_pod[factor], loads, 1.0, "us"))
+
+        if setup_per_workload is not None and setup_per_workload * count > budget:
+            name = (
+                f"attribution + view at {n:,} pods: skipped, its set-up would take ~{setup_per_workload * count:.0f} s "
+                f"(WMAP_BENCH_BUDGET={budget:.0f})"
+            )
+            out.append(_row(name, 0.0, None, None, "s"))
+            continue
+        started = time.perf_counter()
+        workloads = []
+        for obj in objects:
+            resolved = registry.for_object(obj)
+            assert resolved is not None
+            workload = Workload(resolved.karta, obj)
+            workload.resolve()  # evaluates every definition path once (cached for the timed part)
+            workloads.append(workload)
+        setup_per_workload = (time.perf_counter() - started) / count
+
+        gpus = _pipeline(workloads, pods, owners)
+        assert gpus == (count - count // 2) * PODS_PER_WORKLOAD + (count // 2) * 72, gpus
+        view_per_pod[factor] = _best(functools.partial(_pipeline, workloads, pods, owners), repeat) / n * 1e6
+        name = f"attribution + view, {n:,} pods / {count:,} workloads, per pod (vs json.loads)"
+        out.append(_row(name, view_per_pod[factor], loads, None, "us"))
+        peak = _peak(functools.partial(_pipeline, workloads, pods, owners)) / n
+        decoded = _decoded_size(text) / n
+        name = f"attribution + view, {n:,} pods: peak memory per pod (vs the decoded pod)"
+        out.append(_row(name, peak, decoded, None, "bytes"))
+        if factor == 1:
+            name = "set-up: Workload + resolve per workload (resolve layer; not timed above)"
+            out.append(_row(name, setup_per_workload * 1e3, None, None, "ms"))
+        del workloads
+
+    for factor in (10, 100):
+        if factor in chain_per_pod:
+            name = f"owner chains: per-pod time at {factor}x over 1x (linear = 1)"
+            out.append(_row(name, chain_per_pod[factor], chain_per_pod[1], 1.5, "us"))
+        if factor in view_per_pod:
+            name = f"attribution + view: per-pod time at {factor}x over 1x (linear = 1)"
+            out.append(_row(name, view_per_pod[factor], view_per_pod[1], 1.5, "us"))
+    return out
+
+
+if __name__ == "__main__":
+    for row in rows():
+        print(row)
