@@ -60,7 +60,7 @@ cmd_build() {
         cd "$MOD_DIR"
         # -mod=readonly: go.mod/go.sum are the pins; never rewrite them during a build.
         GOFLAGS="-mod=readonly ${GOFLAGS:-}" CGO_ENABLED=0 \
-            go build -p "$(nproc 2>/dev/null || echo 2)" -trimpath -ldflags "$ldflags" \
+            go build -p "$(nproc 2>/dev/null || echo 2)" -buildvcs=false -trimpath -ldflags "$ldflags" \
             -o "$out/" ./kube-apiserver ./etcd
     ) || die "go build failed (see above)"
     mkdir -p "$(dirname "$APISERVER_BIN")" "$(dirname "$ETCD_BIN")"
@@ -71,7 +71,15 @@ cmd_build() {
 
 # --------------------------------------------------------------------------- helpers
 
-pid_alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# Is the process of pidfile $1 alive, and ours? (Its command line names the state dir, so a stale
+# pidfile whose pid was reused by an unrelated process is never taken for ours, nor killed.)
+pid_alive() {
+    local pid
+    [[ -f "$1" ]] || return 1
+    pid="$(cat "$1")"
+    [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
+    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$STATE_DIR/"
+}
 
 # Is TCP port $1 on 127.0.0.1 free to bind?
 port_free() {
@@ -131,8 +139,8 @@ wait_for() {
 
 is_ready() {
     [[ -f "$STATE_DIR/env" ]] && pid_alive "$STATE_DIR/etcd.pid" && pid_alive "$STATE_DIR/kube-apiserver.pid" || return 1
-    # shellcheck disable=SC1091
-    local url; url="$(. "$STATE_DIR/env"; echo "$WMAP_TEST_APISERVER_URL")"
+    local url
+    url="$(sed -n 's/^export WMAP_TEST_APISERVER_URL=//p' "$STATE_DIR/env")"
     curl -fsS --max-time 3 -o /dev/null --cacert "$STATE_DIR/pki/ca.crt" "$url/readyz" 2>/dev/null
 }
 
@@ -140,7 +148,7 @@ stop_one() {
     local pidfile="$STATE_DIR/$1.pid" pid i
     [[ -f "$pidfile" ]] || return 0
     pid="$(cat "$pidfile")"
-    if kill -0 "$pid" 2>/dev/null; then
+    if pid_alive "$pidfile"; then
         kill -TERM "$pid" 2>/dev/null || true
         for (( i = 0; i < 100; i++ )); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         if kill -0 "$pid" 2>/dev/null; then
@@ -223,7 +231,7 @@ cmd_start() {
     mkdir -p "$STATE_DIR"
     chmod 700 "$STATE_DIR"
 
-    local ports etcd_port peer_port api_port admin_token restricted_token
+    local etcd_port peer_port api_port admin_token restricted_token
     read -r etcd_port peer_port api_port <<<"$(pick_ports 3)"
     APISERVER_URL="https://127.0.0.1:$api_port"
     admin_token="$(openssl rand -hex 24)"
@@ -282,6 +290,7 @@ EOF
         --audit-log-path "$STATE_DIR/audit.log" \
         --audit-log-format json \
         --audit-log-mode blocking \
+        --audit-log-maxsize 4096 \
         --profiling=false \
         --v 1 \
         </dev/null >"$STATE_DIR/kube-apiserver.log" 2>&1 9>&- &
