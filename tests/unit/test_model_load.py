@@ -40,6 +40,7 @@ MINIMAL: dict[str, Any] = {
     },
 }
 
+ROOT = "spec.structureDefinition.rootComponent"
 MINIMAL_YAML = """\
 apiVersion: run.ai/v1alpha1
 kind: Karta
@@ -55,7 +56,7 @@ spec:
 
 
 def with_root(**fields: Any) -> dict[str, Any]:
-    obj = json.loads(json.dumps(MINIMAL))
+    obj: dict[str, Any] = json.loads(json.dumps(MINIMAL))
     obj["spec"]["structureDefinition"]["rootComponent"].update(fields)
     return obj
 
@@ -443,3 +444,34 @@ def test_a_karta_passes_through() -> None:
     karta = load_definition(MINIMAL)
     assert load_definitions(karta) == [karta]
     assert isinstance(load_definitions(karta)[0], Karta)
+
+
+def test_unquoted_timestamps_stay_strings_as_in_kubernetes() -> None:
+    text = MINIMAL_YAML.replace(
+        "metadata: {name: minimal}", "metadata: {name: 2026-01-01, creationTimestamp: 2026-01-01T00:00:00Z}"
+    )
+    karta = load_definition(text)
+    assert (karta.name, karta.metadata.creation_timestamp) == ("2026-01-01", "2026-01-01T00:00:00Z")
+
+
+@pytest.mark.parametrize(
+    ("replace", "path", "message"),
+    [
+        (("metadata:", "1: 2\nmetadata:"), "", "a key is not a string: quote it"),
+        (("      name: minimal", "      name: minimal\n      ~: x"), f"{ROOT}", "a key is not a string"),
+        (("name: minimal\n", "name: !!binary aGVsbG8=\n"), f"{ROOT}.name", "must be a string, not bytes"),
+        (("version: v1", "version: 1.0"), f"{ROOT}.kind.version", 'quote it ("1.0")'),
+        (("kind: Karta", "kind: [Karta]"), "kind", "not a Karta definition"),
+        (("name: minimal\n", "name: !!python/object:os.system x\n"), "", "could not determine a constructor"),
+    ],
+)  # fmt: skip
+def test_odd_yaml_gives_a_message_not_a_traceback(replace: tuple[str, str], path: str, message: str) -> None:
+    with pytest.raises(DefinitionError) as info:
+        loads_definitions(MINIMAL_YAML.replace(*replace, 1))
+    assert info.value.path == path
+    assert message in info.value.message
+
+
+def test_a_karta_list_whose_items_are_not_a_list() -> None:
+    error = error_of({"apiVersion": "run.ai/v1alpha1", "kind": "KartaList", "items": 3})
+    assert (error.path, error.message) == ("items", "a KartaList's items must be a list of definitions")

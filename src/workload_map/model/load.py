@@ -107,6 +107,8 @@ def karta_from_dict(value: Any, source: str = "<dict>") -> Karta:
         if "apiVersion" not in value and value.get("kind") == KIND:
             value = {"apiVersion": API_VERSION, **value}
     kind = value.get("kind")
+    if kind in ("KartaList", "List"):
+        raise DefinitionError(source, f"a {kind}'s items must be a list of definitions", "items")
     if kind is None:
         raise DefinitionError(source, f"kind is missing: this is not a Karta definition (kind: {KIND})", "kind")
     if kind != KIND:
@@ -266,6 +268,7 @@ def _label(source: DefinitionSource) -> str:
 # --- error messages -----------------------------------------------------------------------------------------
 
 _MSGSPEC_PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+_MSGSPEC_KEY = re.compile(r" - at `key` in `\$(?P<path>[^`]*)`$")
 _UNKNOWN_FIELD = re.compile(r"Object contains unknown field `(?P<name>[^`]*)`")
 _MISSING_FIELD = re.compile(r"Object missing required field `(?P<name>[^`]*)`")
 _EXPECTED = re.compile(r"Expected `(?P<want>[^`]*)`, got `(?P<got>[^`]*)`")
@@ -273,6 +276,9 @@ _EXPECTED = re.compile(r"Expected `(?P<want>[^`]*)`, got `(?P<got>[^`]*)`")
 
 def _explain(exc: msgspec.ValidationError, source: str, value: Any = None) -> DefinitionError:
     text = str(exc)
+    if key := _MSGSPEC_KEY.search(text):
+        path = key.group("path").lstrip(".")
+        return DefinitionError(source, "a key is not a string: quote it", path)
     match = _MSGSPEC_PATH.search(text)
     raw_path = match.group("path") if match else ""
     message = text[: match.start()] if match else text

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -25,10 +25,16 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """The safe loader, refusing a mapping that repeats a key (PyYAML would silently keep the last one).
+    """The safe loader, refusing a mapping that repeats a key (PyYAML would silently keep the last one), and
+    reading unquoted timestamps as the strings they are in Kubernetes objects.
 
     A repeated key in a definition is a lost matcher or path; kubectl refuses such manifests too.
     """
+
+    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+    }
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
