@@ -30,7 +30,7 @@ from typing import Any
 from workload_map.model import ComponentInstanceSelector, ComponentTypeSelector, ReplicaSelector
 from workload_map.pods.owners import DEFAULT_MAX_HOPS, OwnerChains, Owners
 from workload_map.pods.selectors import PodQuerier, SelectorError
-from workload_map.resolve import ExtractionError, InvalidObjectError, Workload
+from workload_map.resolve import ExtractionError, Workload
 
 __all__ = [
     "AttributedPod",
@@ -120,13 +120,7 @@ def _pod_name(pod: Mapping[str, Any]) -> str:
 
 def workload_uid(workload: Workload) -> str:
     """The workload object's `metadata.uid` (`""` when it has none)."""
-    try:
-        obj = workload.to_object()
-    except InvalidObjectError:
-        return ""
-    metadata = obj.get("metadata")
-    uid = metadata.get("uid") if isinstance(metadata, Mapping) else None
-    return uid if isinstance(uid, str) else ""
+    return workload.object_ref.uid
 
 
 class AttributionPlan:

@@ -302,15 +302,14 @@ def _phases(resolution: Resolution) -> tuple[str, tuple[str, ...]]:
     return status.phase, tuple(phases)
 
 
-def _identity(workload: Workload) -> tuple[str, str | None]:
+def _created_at(workload: Workload) -> str | None:
     try:
         obj = workload.to_object()
     except InvalidObjectError:
-        return "", None
+        return None
     metadata = obj.get("metadata")
-    metadata = metadata if isinstance(metadata, Mapping) else {}
-    uid, created = metadata.get("uid"), metadata.get("creationTimestamp")
-    return (uid if isinstance(uid, str) else ""), (created if isinstance(created, str) and created else None)
+    created = metadata.get("creationTimestamp") if isinstance(metadata, Mapping) else None
+    return created if isinstance(created, str) and created else None
 
 
 def build_view(
@@ -347,7 +346,6 @@ def build_view(
         ready = _plus(ready, component.replicas.ready)
         requests = add(requests, component.resources.requests)
     phase, phases = _phases(resolution)
-    uid, created_at = _identity(workload)
     ref = resolution.object
     return WorkloadView(
         name=ref.name,
@@ -366,6 +364,6 @@ def build_view(
             builder.pod_view(pod, unclaimed=True) for pod in sorted(builder.unclaimed, key=lambda pod: pod.name)
         ),
         errors=tuple(builder.errors),
-        uid=uid,
-        created_at=created_at,
+        uid=ref.uid,
+        created_at=_created_at(workload),
     )
