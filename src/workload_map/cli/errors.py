@@ -84,7 +84,7 @@ def _classify(exc: BaseException) -> tuple[str, str | None, int]:
         hint = None
         if exc.ctx is not None:
             hint = f'run "{exc.ctx.command_path} --help" for usage'
-        return _lower_first(_first_line(exc.format_message())), hint, EXIT_USAGE
+        return _lower_first(_first_line(exc.format_message())).rstrip("."), hint, EXIT_USAGE
     if isinstance(exc, click.exceptions.ClickException):
         return _lower_first(_first_line(exc.format_message())), None, exc.exit_code or EXIT_ERROR
     if isinstance(exc, (KeyboardInterrupt, click.exceptions.Abort)):
