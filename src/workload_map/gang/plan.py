@@ -352,6 +352,7 @@ class _Builder:
         self.summary = summary
         self.notes: list[str] = []
         self._roles: dict[Role, tuple[dict[str, Any] | None, ResourceList | None]] = {}
+        self._counts: dict[tuple[str, str, str | None, str | None], tuple[dict[Role, int], dict[Role, int]]] = {}
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -377,7 +378,15 @@ class _Builder:
         return factor
 
     def counts(self, keying: _Keying, instance: str | None) -> tuple[dict[Role, int], dict[Role, int]]:
-        """(min counts, desired counts) per role for one gang of this member."""
+        """(min counts, desired counts) per role for one gang of this member (the replicas of a gang share them)."""
+        key = (keying.pod_group, keying.member.component_name, keying.replica_component, instance)
+        found = self._counts.get(key)
+        if found is None:
+            found = self._compute_counts(keying, instance)
+            self._counts[key] = found
+        return found
+
+    def _compute_counts(self, keying: _Keying, instance: str | None) -> tuple[dict[Role, int], dict[Role, int]]:
         name = keying.member.component_name
         one = keying.replica_component
         in_subtree = one is not None and (one == name or one in self.summary.descendants(name))
@@ -620,12 +629,18 @@ def _alpha(
                     _draft_into(builder, drafts, keyings[(slot[0], member_name)], slot)
 
     gangs: list[Gang] = []
+    shapes: dict[tuple[Any, Any], tuple[tuple[GangRole, ...], ResourceList]] = {}  # replicas share roles
     gang_of: dict[tuple[_Slot, tuple[str, ...]], str] = {}
     used_names: set[str] = set()
     for slot, draft in drafts.items():
         pod_group, instance, replica = slot
         template = join_name([pod_group, instance or ""])
-        roles = _make_roles(builder, draft.minimum, draft.desired)
+        shape = (tuple(draft.minimum.items()), tuple(draft.desired.items()))
+        made = shapes.get(shape)
+        if made is None:
+            roles = _make_roles(builder, draft.minimum, draft.desired)
+            made = shapes[shape] = (roles, _min_resources(roles))
+        roles, min_resources = made
         variants = seen.get(slot) or {(): []}
         varying = _varying(list(variants))
         for extras, pod_names in variants.items():
@@ -642,7 +657,7 @@ def _alpha(
                     members=tuple(draft.members),
                     min_member=sum(draft.minimum.values()),
                     roles=roles,
-                    min_resources=_min_resources(roles),
+                    min_resources=min_resources,
                     instance=instance,
                     replica=replica,
                     keys=full_keys.get((slot, extras)) if pod_names else None,
