@@ -87,6 +87,32 @@ def test_an_upstream_style_lws_definition_comes_out_with_totals_per_group() -> N
     assert subtree_scale(lws, "group") == 32  # what upstream's KAI path would ask per PodGroup
 
 
+def test_members_below_the_replicated_component_count_one_replica_of_it() -> None:
+    text = (Path(__file__).resolve().parents[1] / "fixtures" / "gang" / "upstream-lws.karta.yaml").read_text()
+    text = text.replace("name: upstream-style-lws", "name: per-role-members")
+    text = text.replace("replicasPath: .spec.leaderWorkerTemplate.size", "replicasPath: .spec.replicas")
+    text = text.replace("replicasPath: .spec.replicas // 1\n", 'replicasPath: "1"\n')
+    text = text.replace(
+        "replicasPath: (.spec.replicas // 1) * ((.spec.leaderWorkerTemplate.size // 1) - 1)",
+        "replicasPath: (.spec.leaderWorkerTemplate.size // 1) - 1",
+    )
+    keys = """          groupByKeyPaths:
+          - .metadata.labels["leaderworkerset.sigs.k8s.io/group-index"]
+"""
+    text = text.replace(
+        """        - componentName: group
+          groupByKeyPaths:
+          - .metadata.labels["leaderworkerset.sigs.k8s.io/name"]
+          - .metadata.labels["leaderworkerset.sigs.k8s.io/group-index"]
+""",
+        "        - componentName: leader\n" + keys + "        - componentName: worker\n" + keys,
+    )
+    gang_plan = plan(Workload(karta_from_text(text), obj("leaderworkerset")), pods("leaderworkerset"))
+    assert summary_of(gang_plan) == [("llm-0", 4), ("llm-1", 4)]
+    assert [gang.members for gang in gang_plan.gangs] == [("leader", "worker")] * 2
+    assert [len(gang.pods) for gang in gang_plan.gangs] == [4, 4]
+
+
 # --- min members and resources --------------------------------------------------------------------------------
 
 

@@ -45,7 +45,7 @@ from workload_map.pods import (
     quantity_kind,
     scale,
 )
-from workload_map.resolve import ComponentNotFound, ExtractionError, ObjectRef, Workload
+from workload_map.resolve import ComponentNotFound, ExtractionError, InvalidObjectError, ObjectRef, Workload
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -577,7 +577,7 @@ def plan(
 def _uid(workload: Workload) -> str:
     try:
         metadata = workload.to_object().get("metadata") or {}
-    except Exception:  # an object without name/kind still plans; it just has no uid
+    except InvalidObjectError:  # an object without name/kind still plans; it just has no uid
         return ""
     uid = metadata.get("uid") if isinstance(metadata, Mapping) else None
     return uid if isinstance(uid, str) else ""

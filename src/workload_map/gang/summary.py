@@ -278,7 +278,7 @@ def kai_pod_group_name(prefix: str, owner_uid: str, keys: Sequence[str] = (), *,
     problems = dns1123_subdomain_errors(result)
     if problems:
         raise InvalidPodGroupName(
-            f"Karta grouping keys {go_string(list(keys))} produce invalid Kubernetes PodGroup name \"{result}\": "
+            f'Karta grouping keys {go_string(list(keys))} produce invalid Kubernetes PodGroup name "{result}": '
             f"{'; '.join(problems)}"
         )
     return result
