@@ -249,6 +249,7 @@ class _Builder:
         children: list[ComponentView],
     ) -> ComponentView:
         desired, current, ready = own.desired, own.current, own.ready
+        own_resources = self.resources(own.requests)
         requests = dict(own.requests)
         nodes = set(own.nodes)
         for child in children:
@@ -265,9 +266,9 @@ class _Builder:
             pod_bearing=resolved.has_pod_definition,
             scale=scale_,
             replicas=Replicas(desired, current, ready),
-            resources=self.resources(requests),
+            resources=self.resources(requests) if children else own_resources,
             own_replicas=Replicas(own.desired, own.current, own.ready),
-            own_resources=self.resources(own.requests),
+            own_resources=own_resources,
             nodes=tuple(sorted(nodes)),
             pods=tuple(pods),
             children=tuple(children),
