@@ -8,7 +8,15 @@ from typing import IO, Any
 
 
 def to_json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    """2-space indented JSON, as `json.dumps(value, indent=2, ensure_ascii=False)` writes it, through msgspec's C
+    encoder (the standard library falls back to pure Python when indenting: ~75x slower on a 500-view list)."""
+    import msgspec
+
+    try:
+        text: str = msgspec.json.format(msgspec.json.encode(value), indent=2).decode("utf-8")
+    except (TypeError, msgspec.EncodeError):
+        text = json.dumps(value, indent=2, ensure_ascii=False)
+    return text + "\n"
 
 
 def to_yaml(value: Any) -> str:
