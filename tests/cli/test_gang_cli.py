@@ -160,6 +160,14 @@ def test_no_gang_instructions_is_exit_1_with_a_hint(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
 
 
+def test_objects_without_gang_instructions_are_skipped_in_a_stream(tmp_path: Path) -> None:
+    stream = (FIXTURES / "jobset.yaml").read_text() + "\n---\n" + (FIXTURES / "pytorchjob.pods.yaml").read_text()
+    result = wmap("-f", "-", "--format", "kai", home=tmp_path, stdin=stream)
+    assert result.code == 0, result.stderr
+    assert [doc["metadata"]["name"] for doc in documents(result)] == ["train-driver", "train-workers"]
+    assert "skipped 5 objects without gang instructions: Pod/mnist-ddp-master-0" in result.stderr
+
+
 def test_a_type_no_definition_covers_is_exit_4(tmp_path: Path) -> None:
     result = wmap("-f", str(FIXTURES / "inferencegraph.yaml"), home=tmp_path)
     assert result.code == 4

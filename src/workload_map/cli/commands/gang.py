@@ -275,6 +275,7 @@ Examples:
 )
 @definitions_option
 def gang(
+    *,
     args: tuple[str, ...],
     files: tuple[str, ...],
     pod_files: tuple[str, ...],
@@ -320,7 +321,14 @@ def gang(
         pods, owners = _pods_and_owners(pod_files)
         scoped = list(_scope_pods(workloads, pods, owners))
     documents: list[dict[str, Any]] = []
-    for (_, workload), pods_of in zip(workloads, scoped, strict=True):
+    pairs = list(zip(workloads, scoped, strict=True))
+    plannable = [pair for pair in pairs if pair[0][1].definition.gang_scheduling is not None]
+    if plannable and len(plannable) < len(pairs):  # e.g. a JobSet with its pods in one file: skip the bare Pods
+        skipped = [manifest.short for (manifest, workload), _ in pairs if workload.definition.gang_scheduling is None]
+        shown = ", ".join(skipped[:10]) + (f", and {len(skipped) - 10} more" if len(skipped) > 10 else "")
+        state().note(f"skipped {len(skipped)} object{'s' * (len(skipped) != 1)} without gang instructions: {shown}")
+        pairs = plannable
+    for (_, workload), pods_of in pairs:
         documents.extend(gang_documents(workload, pods_of, options))
     write_documents(documents, output_format)
 
