@@ -53,9 +53,10 @@ MAX_SKIPPED_LISTED = 10
 
 @dataclass(frozen=True)
 class Described:
-    """One workload resolved from a manifest: its view, and what the renderer says about where it came from."""
+    """One workload resolved from a manifest (None for a live object): its view, and what the renderer says
+    about where it came from."""
 
-    manifest: Manifest
+    manifest: Manifest | None
     view: WorkloadView
     origin: Origin
 
