@@ -1,0 +1,312 @@
+"""A pure-Python evaluator for plain paths, chosen automatically from the parse tree.
+
+Most expressions in a definition are plain paths (`.spec.replicas`, `.spec.replicatedJobs[].name`,
+`.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]`, `.status.conditions[]? | .type`,
+`.spec.replicas // 1`). Handing the object to libjq costs a conversion per call; walking the dict in Python costs
+a microsecond or two. `compile_fast(expr)` returns such a walker when the expression is in the subset below, and
+None otherwise (libjq then runs it).
+
+The subset: `.`; field and index access `.a`, `."a"`, `.["a"]`, `.a[0]`, `.a[-1]` (integer indexes only); iteration
+`.[]`; each with an optional `?`; pipes of these; and the alternative operator `a // b` where each side is in the
+subset or is a literal (string, number, true, false, null, `[]`, `{}`).
+
+Semantics are libjq 1.8's, and tests/unit/test_jq_fastpath.py proves them equal on generated objects and paths:
+a missing field is null; indexing null gives null; `.a` on a number, string, boolean or array and `.[0]` on an
+object or string are errors (`Cannot index number with string ("a")`); `.[]` on null is an error; `?` drops the
+error of its own step only; `//` yields the left side's truthy outputs, or the right side when there are none, and
+does not hide the left side's errors (jq 1.8 and gojq agree). Objects iterate in sorted key order (gojq's order;
+see docs/compatibility.md). Outputs are the input's own sub-objects, not copies: treat them as read-only.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator
+from typing import Any, Final
+
+from workload_map.jq.ast import (
+    Binary,
+    Collect,
+    Identity,
+    Index,
+    Iterate,
+    Literal,
+    Neg,
+    Node,
+    Number,
+    ObjectCons,
+    Pipe,
+    String,
+)
+from workload_map.jq.errors import JqError, JqRuntimeError
+from workload_map.jq.parser import parse
+
+__all__ = ["FastEvaluator", "compile_fast"]
+
+FastEvaluator = Callable[[Any], list[Any]]
+_Gen = Callable[[Any], Iterator[Any]]
+
+_SAFE_INT: Final = 2**53
+
+
+class _UnsupportedError(Exception):
+    """The tree is outside the fast-path subset."""
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _dump_number(value: int | float) -> str:
+    if isinstance(value, int):
+        return str(value)
+    text = repr(value)
+    if "e" not in text:
+        return text
+    mantissa, exponent = text.split("e")
+    sign = "-" if exponent.startswith("-") else "+"
+    return f"{mantissa}E{sign}{exponent.lstrip('+-').lstrip('0') or '0'}"
+
+
+def _dump_string(text: str) -> str:
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 0x20 <= code <= 0x7E or code > 0x7F:
+            out.append(ch)
+        else:
+            out.append({"\b": "\\b", "\t": "\\t", "\r": "\\r", "\n": "\\n", "\f": "\\f"}.get(ch, f"\\u{code:04x}"))
+    out.append('"')
+    return "".join(out)
+
+
+def _dump_trunc(value: Any) -> str:
+    """jq's `jv_dump_string_trunc(value, buf, 30)`: the value's JSON, cut to 29 bytes with `...`."""
+    if isinstance(value, str):
+        if len(value.encode("utf-8")) > 30:
+            value = value[:30]
+        text = _dump_string(value)
+    elif value is None or isinstance(value, bool):
+        text = json.dumps(value)
+    elif isinstance(value, int | float):
+        text = _dump_number(value)
+    else:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    raw = text.encode("utf-8")
+    if len(raw) <= 29:
+        return text
+    delim = {'"': '"', "[": "]", "{": "}"}.get(text[0], "")
+    cut = 30 - (5 if delim else 4)
+    while cut > 0 and (raw[cut] & 0xC0) == 0x80:  # back to the start of the code point
+        cut -= 1
+    return raw[:cut].decode("utf-8") + "..." + delim
+
+
+def _index_error(expr: str, target: Any, key: str | int) -> JqRuntimeError:
+    key_kind = "string" if isinstance(key, str) else "number"
+    return JqRuntimeError(expr, f"Cannot index {_kind(target)} with {key_kind} ({_dump_trunc(key)})")
+
+
+def _iterate_error(expr: str, target: Any) -> JqRuntimeError:
+    return JqRuntimeError(expr, f"Cannot iterate over {_kind(target)} ({_dump_trunc(target)})")
+
+
+def _literal(node: Node) -> Any:
+    """The value of a literal node, or raise _UnsupportedError."""
+    if isinstance(node, Literal):
+        return node.value
+    if isinstance(node, String) and node.format is None and node.constant is not None:
+        return node.constant
+    if isinstance(node, Number | Neg):
+        value = _number(node)
+        if value is None:
+            raise _UnsupportedError
+        return value
+    if isinstance(node, Collect) and node.body is None:
+        return []
+    if isinstance(node, ObjectCons) and not node.entries:
+        return {}
+    raise _UnsupportedError
+
+
+def _number(node: Node) -> int | float | None:
+    if isinstance(node, Neg):
+        inner = _number(node.operand)
+        return None if inner is None else -inner
+    if not isinstance(node, Number):
+        return None
+    value = node.value
+    if isinstance(value, float) and value.is_integer() and abs(value) < _SAFE_INT:
+        return int(value)
+    if isinstance(value, int) and abs(value) >= _SAFE_INT:
+        return None  # libjq keeps big literals' text; leave them to libjq
+    return value
+
+
+def _key(node: Node) -> str | int:
+    if isinstance(node, String) and node.format is None and node.constant is not None:
+        return node.constant
+    value = _number(node)
+    if isinstance(value, int):
+        return value
+    raise _UnsupportedError
+
+
+def _index(expr: str, target: Any, key: str | int, optional: bool) -> tuple[bool, Any]:
+    """(True, value) or (False, None) for a suppressed error; raises the jq error otherwise."""
+    if isinstance(key, str):
+        if isinstance(target, dict):
+            return True, target.get(key)
+    elif isinstance(target, list):
+        n = len(target)
+        i = key + n if key < 0 else key
+        return True, target[i] if 0 <= i < n else None
+    if target is None:
+        return True, None
+    if optional:
+        return False, None
+    raise _index_error(expr, target, key)
+
+
+def _simple_chain(node: Node) -> list[tuple[str | int, bool]] | None:
+    """The steps of `.a.b[0]?...` (indexes only, from `.`), or None."""
+    steps: list[tuple[str | int, bool]] = []
+    while isinstance(node, Index):
+        steps.append((_key(node.key), node.optional))
+        node = node.target
+    if not isinstance(node, Identity):
+        return None
+    steps.reverse()
+    return steps
+
+
+def _compile_chain(expr: str, steps: list[tuple[str | int, bool]]) -> FastEvaluator:
+    if all(isinstance(k, str) and not opt for k, opt in steps):
+        keys = [k for k, _ in steps]
+
+        def run_fields(value: Any) -> list[Any]:
+            for k in keys:
+                if isinstance(value, dict):
+                    value = value.get(k)
+                elif value is not None:
+                    raise _index_error(expr, value, k)
+            return [value]
+
+        return run_fields
+
+    def run(value: Any) -> list[Any]:
+        for k, opt in steps:
+            ok, value = _index(expr, value, k, opt)
+            if not ok:
+                return []
+        return [value]
+
+    return run
+
+
+def _gen(expr: str, node: Node) -> _Gen:
+    """A generator function for node (depth-first, in jq's output order)."""
+    if isinstance(node, Identity):
+
+        def identity(value: Any) -> Iterator[Any]:
+            yield value
+
+        return identity
+    if isinstance(node, Index):
+        key = _key(node.key)
+        optional = node.optional
+        inner = _gen(expr, node.target)
+
+        def index(value: Any) -> Iterator[Any]:
+            for target in inner(value):
+                ok, out = _index(expr, target, key, optional)
+                if ok:
+                    yield out
+
+        return index
+    if isinstance(node, Iterate):
+        optional = node.optional
+        inner = _gen(expr, node.target)
+
+        def iterate(value: Any) -> Iterator[Any]:
+            for target in inner(value):
+                if isinstance(target, list):
+                    yield from target
+                elif isinstance(target, dict):
+                    for k in sorted(target):
+                        yield target[k]
+                elif not optional:
+                    raise _iterate_error(expr, target)
+
+        return iterate
+    if isinstance(node, Pipe):
+        left = _gen(expr, node.left)
+        right = _gen(expr, node.right)
+
+        def pipe(value: Any) -> Iterator[Any]:
+            for mid in left(value):
+                yield from right(mid)
+
+        return pipe
+    if isinstance(node, Binary) and node.op == "//":
+        left = _gen(expr, node.left)
+        right = _gen(expr, node.right)
+
+        def alternative(value: Any) -> Iterator[Any]:
+            found = False
+            for out in left(value):
+                if out is not None and out is not False:
+                    found = True
+                    yield out
+            if not found:
+                yield from right(value)
+
+        return alternative
+    constant = _literal(node)
+    if isinstance(constant, list | dict):
+
+        def fresh(value: Any) -> Iterator[Any]:
+            yield type(constant)()
+
+        return fresh
+
+    def literal(value: Any) -> Iterator[Any]:
+        yield constant
+
+    return literal
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_fast(expr: str) -> FastEvaluator | None:
+    """A pure-Python evaluator `f(obj) -> list of outputs` for a plain-path expression, or None when the
+    expression is outside the subset (or does not parse: libjq reports that). Errors raise JqRuntimeError
+    with libjq's message."""
+    try:
+        tree = parse(expr)
+    except JqError:
+        return None
+    try:
+        steps = _simple_chain(tree)
+        if steps is not None:
+            return _compile_chain(expr, steps)
+        gen = _gen(expr, tree)
+    except _UnsupportedError:
+        return None
+
+    def run(value: Any) -> list[Any]:
+        return list(gen(value))
+
+    return run
