@@ -198,3 +198,23 @@ def test_completion_scripts_for_each_shell(wmap: Wmap) -> None:
 def test_the_bash_script_calls_back_into_wmap(wmap: Wmap) -> None:
     result = wmap(env={"_WMAP_COMPLETE": "bash_complete", "COMP_WORDS": "wmap valid", "COMP_CWORD": "1"})
     assert result.code == 0 and result.stdout == "plain,validate\n"
+
+
+# --- shared options for cluster commands ----------------------------------------------------------------------
+
+
+def test_connection_options_reach_a_command_as_one_value() -> None:
+    import click
+
+    from workload_map.cli.options import ConnectionOptions, connection_options
+
+    seen: list[ConnectionOptions] = []
+
+    @click.command()
+    @connection_options
+    def probe(connection: ConnectionOptions) -> None:
+        seen.append(connection)
+
+    probe.main(["-n", "ml-team", "--context", "prod", "--insecure-skip-tls-verify"], standalone_mode=False)
+    assert seen == [ConnectionOptions(namespace="ml-team", context="prod", insecure_skip_tls_verify=True)]
+    assert "--kubeconfig" in probe.get_help(click.Context(probe))
