@@ -322,7 +322,8 @@ def test_a_broken_expression_fails_the_same_way_every_time() -> None:
 # --- pruning: an expression sees only what it reads, and that changes nothing -----------------------------------
 
 
-PRUNE_CASES: list[tuple[str, set[tuple[str | int, ...]]]] = [
+Root = tuple[str | int | None, ...]
+PRUNE_CASES: list[tuple[str, set[Root]]] = [
     (".metadata.name", {("metadata", "name")}),
     (".spec.containers[].name", {("spec", "containers")}),
     (".metadata.labels.app // .metadata.name", {("metadata", "labels", "app"), ("metadata", "name")}),
@@ -332,11 +333,19 @@ PRUNE_CASES: list[tuple[str, set[tuple[str | int, ...]]]] = [
     ("[path(.spec.containers[].name)]", {("spec", "containers")}),
     ('"constant"', set()),
     (".kind", {()}),
+    # None is "every element or value" (`.[]`): the containers keep their length and key set
+    (".spec.containers[].name", {("spec", "containers", None, "name")}),
+    (".spec.containers[] | .ports[]? | .containerPort", {("spec", "containers", None, "ports", None, "containerPort")}),
+    (".spec.containers[-1].name", {("spec", "containers", -1, "name")}),
+    (".spec.containers[5].name", {("spec", "containers", 5, "name")}),
+    (".spec.containers[].name.x", {("spec", "containers", None, "name", "x")}),
+    (".metadata[] | strings", {("metadata", None)}),
+    (".spec.containers[0].x", {("spec", "containers", 0, "x"), ("spec", "containers", "bad")}),
 ]
 
 
 @pytest.mark.parametrize(("expr", "roots"), PRUNE_CASES)
-def test_pruning_to_the_read_subtrees_gives_the_same_result(expr: str, roots: set[tuple[str | int, ...]]) -> None:
+def test_pruning_to_the_read_subtrees_gives_the_same_result(expr: str, roots: set[Root]) -> None:
     pruned = convert.encode(convert.prune(POD, frozenset(roots)))
     whole = convert.encode(POD)
     assert len(pruned) <= len(whole)
@@ -356,3 +365,10 @@ def test_prune_keeps_only_named_keys_and_shares_subtrees() -> None:
     assert pruned["spec"]["containers"] is POD["spec"]["containers"]
     assert convert.prune(POD, None) is POD
     assert convert.prune([1, 2], frozenset({("a",)})) == [1, 2]
+
+
+def test_prune_through_iteration_keeps_every_element_but_only_the_read_fields() -> None:
+    pruned = convert.prune(POD, frozenset({("spec", "containers", None, "name")}))
+    assert pruned == {"spec": {"containers": [{"name": "nginx"}, {"name": "sidecar"}]}}
+    one = convert.prune(POD, frozenset({("spec", "containers", 1, "name")}))
+    assert one == {"spec": {"containers": [None, {"name": "sidecar"}]}}

@@ -35,7 +35,7 @@ _SAFE_INT = 2**53
 # and stays a float (its magnitude is beyond 2**53). A match inside a string is a harmless false positive.
 _INTEGRAL_FLOAT = re.compile(rb"\.0(?:[,\]}]|$)")
 
-Roots = frozenset[tuple[str | int, ...]]
+Roots = frozenset[tuple[str | int | None, ...]]
 
 
 def _float_hook(text: str) -> Any:
@@ -122,7 +122,7 @@ def _walk(value: Any) -> Any:
     return value
 
 
-def roots_key(roots: Iterable[tuple[str | int, ...]] | None) -> Roots | None:
+def roots_key(roots: Iterable[tuple[str | int | None, ...]] | None) -> Roots | None:
     """A hashable form of a root set; None (the whole object) absorbs everything."""
     return None if roots is None else frozenset(roots)
 
@@ -130,21 +130,40 @@ def roots_key(roots: Iterable[tuple[str | int, ...]] | None) -> Roots | None:
 def prune(obj: Any, roots: Roots | None) -> Any:
     """The part of `obj` holding every path in `roots` (None: all of it), sharing the kept subtrees.
 
-    Each root is a key path from the top (`("spec", "replicatedJobs")`). A kept path keeps its whole subtree; the
-    objects along it keep only the keys some root names. Anything that is not an object where a root descends (an
-    array, a scalar), and the empty path `()`, is kept whole, so an expression reading only `roots` sees exactly
-    what it would see in `obj`.
+    Each root is a path from the top: object keys (str), array indexes (int), and None for "every element or
+    value" (jq's `.[]`), e.g. `("spec", "replicatedJobs", None, "replicas")`. A root keeps its whole subtree;
+    the containers along it keep their type, and only the entries some root names (all of them under None, so
+    iteration sees every element, in order). Anything a root cannot descend into as written (an index into an
+    object, a key into an array, a scalar) and the empty path `()` are kept whole. So an expression that reads
+    only inside `roots` sees exactly what it would see in `obj`: same types, same truthiness, same errors.
     """
-    if roots is None or () in roots or not isinstance(obj, dict):
+    if roots is None or () in roots or not isinstance(obj, dict | list):
         return obj
-    children: dict[str, set[tuple[str | int, ...]]] = {}
+    every: set[tuple[str | int | None, ...]] = set()
+    named: dict[str | int, set[tuple[str | int | None, ...]]] = {}
     for root in roots:
         head = root[0]
-        if not isinstance(head, str):
-            return obj  # an index into an object: jq errors the same way on the whole object
-        children.setdefault(head, set()).add(root[1:])
-    out: dict[str, Any] = {}
-    for key, rest in children.items():
-        if key in obj:
-            out[key] = obj[key] if () in rest else prune(obj[key], frozenset(rest))
-    return out
+        if head is None:
+            every.add(root[1:])
+        elif isinstance(head, str) != isinstance(obj, dict) or isinstance(head, bool):
+            return obj  # jq fails on the step whatever the contents: keep them for the message
+        else:
+            named.setdefault(head, set()).add(root[1:])
+    if isinstance(obj, dict):
+        keys = obj.keys() if every else [k for k in named if k in obj]
+        return {key: _prune_child(obj[key], every | named.get(key, set())) for key in keys}
+    length = len(obj)
+    by_index: dict[int, set[tuple[str | int | None, ...]]] = {}
+    for index, rest in named.items():
+        assert isinstance(index, int)
+        position = index + length if index < 0 else index
+        if 0 <= position < length:
+            by_index.setdefault(position, set()).update(rest)
+    if not every:
+        # only some elements are read: keep the others as nulls so indexes and the length stay the same
+        return [_prune_child(item, by_index[i]) if i in by_index else None for i, item in enumerate(obj)]
+    return [_prune_child(item, every | by_index.get(i, set())) for i, item in enumerate(obj)]
+
+
+def _prune_child(value: Any, rests: set[tuple[str | int | None, ...]]) -> Any:
+    return value if () in rests else prune(value, frozenset(rests))

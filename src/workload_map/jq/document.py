@@ -143,7 +143,7 @@ _PATHS: Kind = "paths"
 
 
 def _union(roots: Any) -> Roots | None:
-    merged: set[tuple[str | int, ...]] = set()
+    merged: set[tuple[str | int | None, ...]] = set()
     for item in roots:
         if item is None:
             return None

@@ -1,0 +1,282 @@
+"""jq engine cost, as ratios against `json.loads` of the same object's JSON text, measured in the same run.
+
+Rows (the object is a ~20 KB JobSet: a driver, three worker groups and an evaluator, with a running status):
+* one libjq evaluation (an expression the fast path does not take) on a fresh Document, conversion included:
+  through the public API (which converts only the subtrees the expression reads, when the static check can say),
+  and with the whole object converted (the worst case);
+* every expression of a JobSet-sized definition (25: instance ids, templates, scales, fragmented fields, phase,
+  conditions, six `byExpression` matchers) on one object via `Document.evaluate_many`: target <= 10x json.loads;
+  the same 25 expressions as 25 separate `evaluate` calls, for comparison;
+* the compile cache: a hit (cached program) and a miss (libjq compile of a fresh expression);
+* the same 25 expressions through the worker process (mode "worker"): the pipe round trip included.
+
+Run alone: `python benchmarks/bench_jq.py`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import jq as libjq
+
+from workload_map.jq import Document, convert, engine, evaluate, get_mode, set_mode, worker
+
+
+def _container(name: str, index: int) -> dict[str, Any]:
+    return {
+        "name": name,
+        "image": f"nvcr.io/nvidia/pytorch:24.0{index}-py3",
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["torchrun", "--nnodes=4", "--nproc_per_node=8", "/workspace/train.py"],
+        "args": ["--config", "/etc/config/train.yaml", "--epochs", "10", "--batch-size", "256"],
+        "env": [{"name": f"ENV_{k}", "value": f"value-{k}-{name}"} for k in range(10)]
+        + [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+        "ports": [{"containerPort": 29500 + index, "name": "dist", "protocol": "TCP"}],
+        "resources": {
+            "limits": {"nvidia.com/gpu": 8, "cpu": "32", "memory": "256Gi"},
+            "requests": {"nvidia.com/gpu": 8, "cpu": "16", "memory": "128Gi"},
+        },
+        "volumeMounts": [
+            {"name": "dshm", "mountPath": "/dev/shm"},
+            {"name": "config", "mountPath": "/etc/config", "readOnly": True},
+        ],
+    }
+
+
+def _replicated_job(name: str, replicas: int, parallelism: int) -> dict[str, Any]:
+    return {
+        "name": name,
+        "replicas": replicas,
+        "template": {
+            "metadata": {"labels": {"app": "trainer", "role": name}},
+            "spec": {
+                "parallelism": parallelism,
+                "completions": parallelism,
+                "backoffLimit": 0,
+                "completionMode": "Indexed",
+                "template": {
+                    "metadata": {
+                        "labels": {"app": "trainer", "role": name, "team": "ml-platform"},
+                        "annotations": {"sidecar.istio.io/inject": "false", "prometheus.io/scrape": "true"},
+                    },
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "schedulerName": "kai-scheduler",
+                        "priorityClassName": "high",
+                        "serviceAccountName": "trainer",
+                        "containers": [_container(name, 1), _container(name + "-sidecar", 2)],
+                        "volumes": [
+                            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}},
+                            {"name": "config", "configMap": {"name": "train-config"}},
+                        ],
+                        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                        "affinity": {
+                            "nodeAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": {
+                                    "nodeSelectorTerms": [
+                                        {
+                                            "matchExpressions": [
+                                                {
+                                                    "key": "nvidia.com/gpu.product",
+                                                    "operator": "In",
+                                                    "values": ["NVIDIA-H100-80GB-HBM3"],
+                                                }
+                                            ]
+                                        }
+                                    ]
+                                }
+                            }
+                        },
+                    },
+                },
+            },
+        },
+    }
+
+
+def jobset() -> dict[str, Any]:
+    """A ~20 KB JobSet with a running status."""
+    jobs = [
+        _replicated_job("driver", 1, 1),
+        _replicated_job("workers-a", 4, 2),
+        _replicated_job("workers-b", 2, 2),
+        _replicated_job("evaluator", 1, 1),
+    ]
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {
+            "name": "llm-pretrain",
+            "namespace": "research",
+            "uid": "6f0c1f0e-2f57-4c1b-9d0c-3f4f5e6a7b8c",
+            "generation": 3,
+            "resourceVersion": "918273",
+            "creationTimestamp": "2026-01-10T10:00:00Z",
+            "labels": {"kueue.x-k8s.io/queue-name": "research", "app": "trainer"},
+            "annotations": {"description": "pretraining run"},
+        },
+        "spec": {
+            "suspend": False,
+            "network": {"enableDNSHostnames": True, "subdomain": "llm-pretrain"},
+            "successPolicy": {"operator": "All", "targetReplicatedJobs": ["workers-a"]},
+            "failurePolicy": {"maxRestarts": 3},
+            "replicatedJobs": jobs,
+        },
+        "status": {
+            "restarts": 0,
+            "conditions": [
+                {
+                    "type": "StartupPolicyCompleted",
+                    "status": "True",
+                    "reason": "StartupPolicyCompleted",
+                    "message": "startup policy in order completed",
+                    "lastTransitionTime": "2026-01-10T10:01:00Z",
+                }
+            ],
+            "replicatedJobsStatus": [
+                {"name": job["name"], "ready": job["replicas"], "succeeded": 0, "failed": 0, "active": job["replicas"]}
+                for job in jobs
+            ],
+        },
+    }
+
+
+_JOBS = ".spec.replicatedJobs[]?"
+_POD = f"{_JOBS} | .template.spec.template"
+_WANT = "([.spec.replicatedJobs[]? | .replicas // 1] | add // 0)"
+_HAVE = "([(.status.replicatedJobsStatus // [])[] | (.ready // 0) + (.succeeded // 0)] | add // 0)"
+_SUSPENDED = '((.status.conditions // []) | any(.type == "Suspended" and .status == "True"))'
+
+MATCHER = f"({_WANT} > {_HAVE}) | tostring"
+"""A status matcher (libjq: the fast path does not take it)."""
+
+DEFINITION = [
+    # instance ids, pod templates, scales (min/max too)
+    f"{_JOBS} | .name",
+    _POD,
+    f"{_JOBS} | (.replicas // 1) * ([.template.spec.parallelism // 1, "
+    ".template.spec.completions // .template.spec.parallelism // 1] | min)",
+    f"{_JOBS} | .replicas",
+    f"{_JOBS} | .template.spec.parallelism",
+    # fragmented pod spec fields
+    f"{_POD} | .spec.schedulerName",
+    f"{_POD} | .spec.priorityClassName",
+    f"{_POD} | .spec.containers",
+    f"{_POD} | .spec.containers[0]",
+    f"{_POD} | .spec.containers[0].image",
+    f"{_POD} | .spec.containers[0].resources",
+    f"{_POD} | .metadata.labels",
+    f"{_POD} | .metadata.annotations",
+    f"{_POD} | .spec.affinity.nodeAffinity",
+    f"{_POD} | .spec.affinity.podAffinity",
+    # status: phase, conditions and the matchers (evaluated as `(<expression>) | tostring`)
+    ".status.terminalState",
+    ".status.conditions",
+    MATCHER,
+    f"({_WANT} as $jobs | $jobs > 0 and {_HAVE} >= $jobs) | tostring",
+    "(.spec.suspend == true) | tostring",
+    f"(.spec.suspend == true and ({_SUSPENDED} | not)) | tostring",
+    "(.spec.suspend != true) | tostring",
+    '((.status.conditions // []) | map(select(.type == "Failed")) | length > 0) | tostring',
+    # suspend action path and metadata
+    ".spec.suspend",
+    ".metadata.name",
+]
+
+
+def _per_call(function: Callable[[], object], min_time: float = 0.3) -> float:
+    """Seconds per call: the best of 5 rounds, each long enough to time."""
+    function()
+    number = 1
+    while True:
+        started = time.perf_counter()
+        for _ in range(number):
+            function()
+        elapsed = time.perf_counter() - started
+        if elapsed >= min_time / 5:
+            break
+        number *= 2
+    best = elapsed / number
+    for _ in range(4):
+        started = time.perf_counter()
+        for _ in range(number):
+            function()
+        best = min(best, (time.perf_counter() - started) / number)
+    return best
+
+
+def _check(results: list[Any]) -> None:
+    bad = [r for r in results if not isinstance(r, list)]
+    assert not bad, bad
+
+
+def rows() -> list[dict[str, Any]]:
+    obj = jobset()
+    text = json.dumps(obj)
+    size_kb = len(text) / 1024
+    baseline = _per_call(lambda: json.loads(text))
+    out: list[dict[str, Any]] = []
+
+    def row(name: str, seconds: float, target: float | None) -> None:
+        out.append(
+            {
+                "name": name,
+                "figure": round(seconds * 1e6, 1),
+                "unit": "us",
+                "baseline": round(baseline * 1e6, 1),
+                "ratio": round(seconds / baseline, 2),
+                "target": target,
+            }
+        )
+
+    assert engine.compile_expression(MATCHER).fast is None
+    row(
+        f"jq: one libjq evaluation on a fresh {size_kb:.0f} KB JobSet, conversion included (x json.loads)",
+        _per_call(lambda: evaluate(MATCHER, obj)),
+        None,
+    )
+    row(
+        f"jq: one libjq evaluation, whole {size_kb:.0f} KB object converted (x json.loads)",
+        _per_call(lambda: engine.run_one(MATCHER, convert.encode(obj))),
+        None,
+    )
+    _check(Document(obj).evaluate_many(DEFINITION))
+    row(
+        f"jq: {len(DEFINITION)} expressions of a JobSet definition, Document.evaluate_many (x json.loads)",
+        _per_call(lambda: Document(obj).evaluate_many(DEFINITION)),
+        10,
+    )
+    row(
+        f"jq: the same {len(DEFINITION)} expressions as separate evaluate() calls (x json.loads)",
+        _per_call(lambda: [evaluate(expr, obj) for expr in DEFINITION]),
+        None,
+    )
+
+    program = engine._program(MATCHER)
+    fresh = (f"{MATCHER} | . + {n}" for n in itertools.count())
+    row("jq: compile cache hit (x json.loads)", _per_call(lambda: engine._program(MATCHER)), None)
+    row("jq: compile cache miss, libjq compile (x json.loads)", _per_call(lambda: libjq.compile(next(fresh))), None)
+    assert program is engine._program(MATCHER)
+
+    before = get_mode()
+    set_mode("worker")
+    try:
+        _check(Document(obj).evaluate_many(DEFINITION))
+        row(
+            f"jq: the {len(DEFINITION)} expressions in mode 'worker' (x json.loads)",
+            _per_call(lambda: Document(obj).evaluate_many(DEFINITION)),
+            None,
+        )
+    finally:
+        set_mode(before.mode, deadline=before.deadline, memory_mb=before.memory_mb)
+        worker.shutdown()
+    return out
+
+
+if __name__ == "__main__":
+    for item in rows():
+        print(item)
