@@ -541,6 +541,7 @@ def _set_at(obj: Any, path: str, value: str) -> None:
     target = obj
     for token in tokens[:-1]:
         target = target[token]
+    target[tokens[-1]]  # the field must exist (KeyError or IndexError otherwise)
     target[tokens[-1]] = value
 
 
