@@ -368,3 +368,12 @@ def test_debug_shows_the_traceback_of_an_error(wmap: Wmap, tmp_path: Path) -> No
     path = write(tmp_path / "bad.yaml", "kind: [\n")
     result = wmap("--debug", "describe", "-f", path)
     assert result.code == 2 and "Traceback" in result.stderr and "error: " in result.stderr
+
+
+def test_other_accelerators_get_their_own_column_and_never_count_as_gpus(wmap: Wmap) -> None:
+    result = wmap("describe", "-f", "tests/fixtures/view/deployment-mig.workload.yaml")
+    assert result.code == 0, result.stderr
+    assert "`-- deployment   replicas: 3   neuroncore: 6, mig-1g.5gb: 3" in result.stdout
+    table = result.stdout.split("Resources:\n")[1].splitlines()
+    assert table[0].split() == ["COMPONENT", "REPLICAS", "GPU", "CPU", "MEMORY", "NEURONCORE", "MIG-1G.5GB"]
+    assert table[-1].split() == ["TOTAL", "3", "0", "3", "6Gi", "6", "3"]
