@@ -646,3 +646,15 @@ def test_a_long_expression_is_shortened_in_the_message() -> None:
     assert rule == "jq-unsafe"
     assert "…" in message
     assert len(message) < 200
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["(" * 20000 + "." + ")" * 20000, "[" * 15000 + "]" * 15000, ".a" * 30000, ".a | " * 10000 + ".", "\x00"],
+    ids=["parens", "arrays", "long-chain", "long-pipe", "nul"],
+)
+def test_hostile_expressions_give_a_finding_not_a_traceback(expression: str) -> None:
+    ((rule, message),) = expression_problems(expression)
+    assert rule == "jq-parse"
+    assert "\x00" not in message
+    assert len(message) < 300

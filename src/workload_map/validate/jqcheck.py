@@ -7,30 +7,22 @@ field's YAML path. Results are cached per expression: definitions repeat the sam
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
 
+from workload_map.jq.errors import JqError, JqParseError
+from workload_map.jq.safety import check_safety
 from workload_map.model import Karta, jq_fields
 from workload_map.validate.findings import ERROR, Finding
 
 # Longer expressions are refused before parsing: no real definition comes near, a hostile one could.
 MAX_EXPRESSION_LENGTH = 64 * 1024
 
-Checker = Callable[[str], list[str]]
-
-
-def _load_checker() -> tuple[Checker, type[Exception]] | None:
-    try:
-        from workload_map.jq.errors import JqParseError
-        from workload_map.jq.safety import check_safety  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:  # pragma: no cover - only while the jq layer is being written
-        return None
-    return check_safety, JqParseError
-
 
 def shorten(expression: str, limit: int = 80) -> str:
     """The expression on one line, cut to `limit` characters for a message."""
     flat = " ".join(expression.split())
+    flat = "".join(c if c.isprintable() else repr(c)[1:-1] for c in flat)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -45,16 +37,13 @@ def expression_problems(expression: str) -> tuple[tuple[str, str], ...]:
                 f"{MAX_EXPRESSION_LENGTH // 1024} KiB are refused",
             ),
         )
-    loaded = _load_checker()
-    if loaded is None:
-        return ()
-    check_safety, parse_error = loaded
     shown = shorten(expression)
     try:
         reasons = check_safety(expression)
-    except parse_error as exc:
-        detail = getattr(exc, "message", None) or str(exc)
-        return (("jq-parse", f"failed to parse JQ expression '{shown}': {detail}"),)
+    except JqParseError as exc:
+        return (("jq-parse", f"failed to parse JQ expression '{shown}': {exc.message}"),)
+    except JqError as exc:
+        return (("jq-unsafe", f"JQ expression '{shown}' failed validation: {exc.message}"),)
     except RecursionError:
         return (("jq-parse", f"failed to parse JQ expression '{shown}': nested too deeply"),)
     return tuple(("jq-unsafe", f"JQ expression '{shown}' failed validation: {reason}") for reason in reasons)
