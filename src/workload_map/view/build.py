@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from workload_map.pods.attribution import AttributedPod, Attribution, attribute
@@ -83,6 +84,7 @@ class _Builder:
         self.errors: list[ViewError] = [
             ViewError(error.component, error.field, error.message) for error in resolution.errors
         ]
+        self._resources: dict[tuple[tuple[str, Fraction], ...], Resources] = {}
         self.claimed: dict[tuple[str, str], list[AttributedPod]] = {}
         self.unclaimed: list[AttributedPod] = []
         if attribution is not None:
@@ -96,7 +98,11 @@ class _Builder:
     # --- resources ----------------------------------------------------------------------------------------------
 
     def resources(self, requests: ResourceList) -> Resources:
-        return Resources.of(requests, self.gpu_names)
+        key = tuple(requests.items())  # pods of one template ask the same: build their figures once
+        found = self._resources.get(key)
+        if found is None:
+            found = self._resources[key] = Resources.of(requests, self.gpu_names)
+        return found
 
     def per_replica(self, component: str, instance: ExtractedInstance | None) -> ResourceList:
         """The request of one replica of an instance, from its pod template, pod spec or fragmented spec."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any, Final
 
 from workload_map.model import GVK
@@ -62,11 +63,11 @@ class Resources:
             elif is_extended_resource(name):
                 accelerators[name] = _ceil(amount)
         return cls(
-            requests=kept,
+            requests=MappingProxyType(kept),  # read-only: one Resources may be shared by many pods
             gpus=_ceil(gpus),
             cpu_millis=_ceil(kept.get("cpu", 0), 1000),
             memory_bytes=_ceil(kept.get("memory", 0)),
-            accelerators=accelerators,
+            accelerators=MappingProxyType(accelerators),
         )
 
     @property
