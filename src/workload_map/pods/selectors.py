@@ -1,10 +1,10 @@
 """Pod selectors: which component, instance, replica and gang a live pod belongs to (karta-spec §5, §12.1).
 
 Every path here runs against the **Pod object**, never the workload. `PodQuerier(pod)` wraps one pod; each jq
-expression is evaluated at most once per pod. Plain paths (`.metadata.labels["k"]`, `.metadata.name`), string
-constants (`"worker"`) and `//` chains of them are read in Python without jq (the fast path, checked against libjq
-by differential tests); anything else goes to one `jq.Document` per pod, created only when needed. `matchLabels`
-never involves jq.
+expression is evaluated at most once per pod. Expressions the jq layer's fast path covers (plain paths such as
+`.metadata.labels["k"]`, constants such as `"worker"`, `//`, iteration) run in Python straight on the pod, with no
+conversion; anything else goes to one `jq.Document` per pod, created only when needed. `matchLabels` never
+involves jq.
 
 Divergence from upstream (docs/compatibility.md): `componentTypeSelector.value` is compared in Python with each
 output of `keyPath`, not by concatenating `<keyPath> == "<value>"` into one jq program.
@@ -12,19 +12,12 @@ output of `keyPath`, not by concatenating `<keyPath> == "<value>"` into one jq p
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
-from typing import Any, Final
+from typing import Any
 
-from workload_map.jq.errors import JqError
+from workload_map.jq import Document, JqError
+from workload_map.jq.fastpath import compile_fast
 from workload_map.model import ComponentInstanceSelector, ComponentTypeSelector, ReplicaSelector
-
-try:  # the jq layer is landing; until then the resolve layer's stand-in (the same one the workloads use)
-    from workload_map.jq import Document  # type: ignore[attr-defined, unused-ignore]
-except ImportError:  # pragma: no cover
-    from workload_map.resolve._jqshim import Document  # type: ignore[assignment, unused-ignore]
 
 __all__ = [
     "InstanceNotFound",
@@ -84,137 +77,6 @@ def go_string(value: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# the fast path: plain paths, string/number constants and `//` chains of them, read in Python
-
-_KEYWORDS: Final = frozenset(
-    {"and", "or", "not", "if", "then", "elif", "else", "end", "as", "def", "reduce", "foreach", "try", "catch"}
-    | {"label", "import", "include", "__loc__"}
-)
-_STRING: Final = r'"(?:[^"\\]|\\.)*"'
-_STEP: Final = re.compile(
-    rf"""\.(?P<field>[A-Za-z_][A-Za-z0-9_]*)
-       | \.(?P<qfield>{_STRING})
-       | \.?\[\s*(?:(?P<key>{_STRING})|(?P<index>-?[0-9]+))\s*\]""",
-    re.VERBOSE,
-)
-_NUMBER: Final = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
-
-_Step = str | int
-_Operand = tuple[bool, Any]  # (True, constant) or (False, path steps)
-
-
-class _NotFast(Exception):  # noqa: N818 (a signal, not an error)
-    """The fast path cannot answer exactly as jq would (an indexing error): ask jq."""
-
-
-def _string_literal(text: str) -> str:
-    if "\\(" in text:
-        raise ValueError("string interpolation")
-    value = json.loads(text)
-    if not isinstance(value, str):  # pragma: no cover - the regex only matches strings
-        raise ValueError("not a string")
-    return value
-
-
-def _split_alternatives(text: str) -> list[str]:
-    """`text` split on the `//` operators outside string literals."""
-    parts: list[str] = []
-    start = 0
-    index = 0
-    in_string = False
-    while index < len(text):
-        char = text[index]
-        if in_string:
-            if char == "\\":
-                index += 1
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif text.startswith("//", index):
-            parts.append(text[start:index])
-            index += 2
-            start = index
-            continue
-        index += 1
-    parts.append(text[start:])
-    return parts
-
-
-def _operand(text: str) -> _Operand | None:
-    text = text.strip()
-    if not text:
-        return None
-    if text.startswith('"'):
-        if re.fullmatch(_STRING, text) is None:
-            return None
-        return (True, _string_literal(text))
-    if _NUMBER.fullmatch(text):
-        number = json.loads(text)
-        return (True, int(number) if isinstance(number, float) and number.is_integer() else number)
-    if text == ".":
-        return (False, ())
-    steps: list[_Step] = []
-    position = 0
-    while position < len(text):
-        match = _STEP.match(text, position)
-        if match is None or (position == 0 and not text.startswith(".")):
-            return None
-        position = match.end()
-        if match.group("field") is not None:
-            if match.group("field") in _KEYWORDS:
-                return None
-            steps.append(match.group("field"))
-        elif match.group("qfield") is not None:
-            steps.append(_string_literal(match.group("qfield")))
-        elif match.group("key") is not None:
-            steps.append(_string_literal(match.group("key")))
-        else:
-            steps.append(int(match.group("index")))
-    return (False, tuple(steps))
-
-
-@lru_cache(maxsize=1024)
-def _compile_fast(expr: str) -> tuple[_Operand, ...] | None:
-    """`expr` as a `//` chain of constants and plain paths, or None when it is anything else (then jq runs it)."""
-    try:
-        operands = [_operand(part) for part in _split_alternatives(expr)]
-    except ValueError:
-        return None
-    if any(operand is None for operand in operands):
-        return None
-    return tuple(operand for operand in operands if operand is not None)
-
-
-def _follow(obj: Any, steps: tuple[_Step, ...]) -> Any:
-    current = obj
-    for step in steps:
-        if current is None:
-            return None
-        if isinstance(step, str):
-            if not isinstance(current, dict):
-                raise _NotFast
-            current = current.get(step)
-        else:
-            if not isinstance(current, list):
-                raise _NotFast
-            index = step + len(current) if step < 0 else step
-            current = current[index] if 0 <= index < len(current) else None
-    return current
-
-
-def _run_fast(program: tuple[_Operand, ...], obj: Any) -> list[Any]:
-    last = len(program) - 1
-    for position, (is_const, operand) in enumerate(program):
-        value = operand if is_const else _follow(obj, operand)
-        if position == last:
-            return [value]
-        if value is not None and value is not False:
-            return [value]
-    return []  # pragma: no cover - the loop always returns
-
-
-# ---------------------------------------------------------------------------------------------------------------
 # the querier
 
 
@@ -236,14 +98,16 @@ class PodQuerier:
     """One pod, asked which component, instance, replica and gang it belongs to.
 
     Each expression runs at most once per querier (results are cached); a jq `Document` is created only for an
-    expression the fast path cannot answer.
+    expression the fast path cannot answer. The fast path reads the pod as given, so an iteration over an object
+    yields its values in the pod's key order rather than jq's sorted order; no selector rule depends on output
+    order (`any`, counts). `fast=False` sends every expression to jq (differential tests).
     """
 
     __slots__ = ("_document", "_fast", "_results", "pod")
 
     def __init__(self, pod: Mapping[str, Any], *, fast: bool = True) -> None:
         self.pod = pod
-        self._fast = fast  # False: every expression goes to jq (differential tests)
+        self._fast = fast
         self._document: Any = None
         self._results: dict[str, list[Any] | JqError] = {}
 
@@ -260,12 +124,12 @@ class PodQuerier:
         return result
 
     def _evaluate(self, expr: str) -> list[Any] | JqError:
-        program = _compile_fast(expr) if self._fast else None
-        if program is not None:
+        evaluator = compile_fast(expr) if self._fast else None
+        if evaluator is not None:
             try:
-                return _run_fast(program, self.pod)
-            except _NotFast:
-                pass
+                return evaluator(self.pod)
+            except JqError as error:
+                return error
         if self._document is None:
             self._document = Document(self.pod)
         try:
