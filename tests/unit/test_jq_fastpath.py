@@ -281,3 +281,14 @@ def test_fast_path_equals_libjq_on_recorded_objects() -> None:
     for obj in objects:
         for expr in RECORDED_PATHS:
             assert fast(expr, obj) == libjq(expr, obj), (expr, obj.get("kind"))
+
+
+@pytest.mark.parametrize("number", [1e100, 1.5e-05, 2.3243965055587444e16, 0.0001, 123.456, 5e-324, -2.5])
+def test_number_in_error_message_is_printed_as_libjq_prints_it(number: float) -> None:
+    assert fast(".[]", number) == libjq(".[]", number)
+
+
+@pytest.mark.parametrize("text", ["x" * 40, "é" * 40, "😀" * 20, 'q"\\' * 12, "\x01\x7f\n\t" * 8])
+def test_long_values_in_error_messages_are_cut_as_libjq_cuts_them(text: str) -> None:
+    assert fast(".[]", text) == libjq(".[]", text)
+    assert fast(f".[{json.dumps(text)}]", 5) == libjq(f".[{json.dumps(text)}]", 5)

@@ -293,3 +293,10 @@ def test_corpus_has_no_json_surprises() -> None:
     # guard against an accidental edit turning a corpus entry into a non-string
     assert all(isinstance(e, str) for e in VALID + VALID_PARSE_ONLY + INVALID)
     assert json.loads(json.dumps(INVALID)) == INVALID
+
+
+def test_deep_nesting_is_a_parse_error_not_a_crash() -> None:
+    with pytest.raises(JqParseError) as info:
+        parse("(" * 5000 + "." + ")" * 5000)
+    assert "nested too deeply" in str(info.value)
+    assert parse("(" * 50 + "." + ")" * 50) == ast.Identity()

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from typing import Any, Final
 
 from workload_map.jq.ast import (
@@ -69,14 +70,11 @@ def _kind(value: Any) -> str:
 
 
 def _dump_number(value: int | float) -> str:
+    """libjq 1.8 prints a number from its input literal in decNumber's scientific-string form, which is what
+    Python's Decimal prints for the same shortest-repr literal (`1e+100` -> `1E+100`, `1.5e-05` -> `0.000015`)."""
     if isinstance(value, int):
         return str(value)
-    text = repr(value)
-    if "e" not in text:
-        return text
-    mantissa, exponent = text.split("e")
-    sign = "-" if exponent.startswith("-") else "+"
-    return f"{mantissa}E{sign}{exponent.lstrip('+-').lstrip('0') or '0'}"
+    return str(Decimal(repr(value)))
 
 
 def _dump_string(text: str) -> str:

@@ -941,7 +941,10 @@ def parse(expr: str) -> Node:
     """
     if not isinstance(expr, str):
         raise TypeError(f"jq expression must be a string, not {type(expr).__name__}")
-    return _Parser(expr).parse_program()
+    try:
+        return _Parser(expr).parse_program()
+    except RecursionError:
+        raise JqParseError(expr, "expression is nested too deeply") from None
 
 
 # ---------------------------------------------------------------------------------------------------------

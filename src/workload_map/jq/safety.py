@@ -298,7 +298,10 @@ def _undefined(name: str, arity: int, scope: _Scope) -> str:
 def check_tree(tree: Node) -> list[str]:
     """Reasons a parsed expression is unsafe (empty when it is safe)."""
     checker = _Checker()
-    checker.walk(tree, _Scope())
+    try:
+        checker.walk(tree, _Scope())
+    except RecursionError:
+        return ["expression is nested too deeply to check"]
     checker.recursion()
     return checker.reasons
 
