@@ -22,7 +22,7 @@ import yaml
 
 from workload_map.jq.parser import parse
 from workload_map.model import jq_fields, loads_definitions
-from workload_map.validate import expression_problems, validate
+from workload_map.validation import expression_problems, validate
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCES = sorted((REPO / "src" / "workload_map" / "catalog" / "definitions").glob("*.yaml")) + sorted(

@@ -25,8 +25,8 @@ _EXPORTS: dict[str, str] = {
     "dump_yaml": "workload_map.model",
     "dump_json": "workload_map.model",
     # validate
-    "validate": "workload_map.validate",
-    "Finding": "workload_map.validate",
+    "validate": "workload_map.validation",
+    "Finding": "workload_map.validation",
     # resolve
     "Workload": "workload_map.resolve",
     "resolve": "workload_map.resolve",
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
         scan_definitions,
     )
     from workload_map.resolve import Workload, resolve
-    from workload_map.validate import Finding, validate
+    from workload_map.validation import Finding, validate
 
 
 def __getattr__(name: str) -> Any:

@@ -23,7 +23,7 @@ from workload_map.catalog import DefinitionRegistry, builtin_definitions
 from workload_map.model import Karta
 from workload_map.pods import attribute
 from workload_map.resolve import Scale, Workload
-from workload_map.validate import validate
+from workload_map.validation import validate
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "catalog"

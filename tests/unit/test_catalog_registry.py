@@ -99,9 +99,9 @@ def test_builtin_definitions_survive_a_dump_and_reload_unchanged() -> None:
 
 
 def test_every_builtin_definition_validates_without_errors_or_warnings() -> None:
-    validate_module = pytest.importorskip("workload_map.validate")
+    validate_module = pytest.importorskip("workload_map.validation")
     if not hasattr(validate_module, "validate"):
-        pytest.skip("workload_map.validate.validate is not written yet")
+        pytest.skip("workload_map.validation.validate is not written yet")
     for karta in builtin_definitions():
         findings = validate_module.validate(karta)
         assert [str(finding) for finding in findings] == [], karta.name

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from workload_map.model import jq_fields, load_definition, load_definitions
-from workload_map.validate import RULES, Finding, errors, expression_problems, is_valid, validate, warnings
+from workload_map.validation import RULES, Finding, errors, expression_problems, is_valid, validate, warnings
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "definitions"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from workload_map.validate import check_files, validate_documents
+from workload_map.validation import check_files, validate_documents
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "definitions"

@@ -21,7 +21,7 @@ from workload_map.cli.errors import CLIError, UsageError
 if TYPE_CHECKING:
     from workload_map.catalog import DefinitionRegistry
     from workload_map.model import Karta
-    from workload_map.validate import Finding
+    from workload_map.validation import Finding
 
 
 class ClusterDefinitionSource(Protocol):
@@ -37,7 +37,7 @@ class ClusterDefinitionSource(Protocol):
 def load_local_definitions(paths: Sequence[str]) -> list[Karta]:
     """Every definition in the files and directories of `--definitions`, loaded and validated strictly."""
     from workload_map.model import DefinitionError, Karta, scan_definitions
-    from workload_map.validate import errors, validate
+    from workload_map.validation import errors, validate
 
     found: list[Karta] = []
     for raw in paths:

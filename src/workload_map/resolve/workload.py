@@ -29,8 +29,8 @@ from workload_map.resolve.results import (
 )
 from workload_map.resolve.session import Session
 from workload_map.resolve.tree import WorkloadTree, build_tree
-from workload_map.validate import Finding, errors
-from workload_map.validate import validate as validate_definition
+from workload_map.validation import Finding, errors
+from workload_map.validation import validate as validate_definition
 
 
 class Workload:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from workload_map.cli.render.text import Line
     from workload_map.model import Karta
     from workload_map.resolve import Resolution
-    from workload_map.validate import ValidationReport
+    from workload_map.validation import ValidationReport
 
 _HELP = """\
 Check Karta definition files: schema, required fields, jq expressions, every rule at once, each finding with its
@@ -223,7 +223,7 @@ def _against(report: ValidationReport, path: str) -> int:
 def validate(files: tuple[str, ...], against: str | None) -> None:
     if files.count("-") + (against == "-") > 1:
         raise UsageError("only one input can be read from stdin (-)")
-    from workload_map.validate import check_files
+    from workload_map.validation import check_files
 
     report = check_files(list(files))
     _print_report(report)

@@ -22,9 +22,9 @@ from workload_map.model import (
     SuspendDefinition,
     TopologyConstraint,
 )
-from workload_map.validate.findings import ERROR, WARNING, Finding
-from workload_map.validate.jqcheck import jq_findings
-from workload_map.validate.labels import label_key_problems, label_value_problems
+from workload_map.validation.findings import ERROR, WARNING, Finding
+from workload_map.validation.jqcheck import jq_findings
+from workload_map.validation.labels import label_key_problems, label_value_problems
 
 STRUCTURE = "spec.structureDefinition"
 ROOT = f"{STRUCTURE}.rootComponent"

@@ -16,8 +16,8 @@ from pathlib import Path
 from workload_map.model import DefinitionError, Karta, scan_definitions
 from workload_map.model.load import DefinitionSource
 from workload_map.model.yamlio import iter_files
-from workload_map.validate.findings import ERROR, WARNING, Finding
-from workload_map.validate.rules import validate
+from workload_map.validation.findings import ERROR, WARNING, Finding
+from workload_map.validation.rules import validate
 
 EXIT_OK = 0
 EXIT_INVALID = 1

@@ -13,7 +13,7 @@ from functools import lru_cache
 from workload_map.jq.errors import JqError, JqParseError
 from workload_map.jq.safety import check_safety
 from workload_map.model import Karta, jq_fields
-from workload_map.validate.findings import ERROR, Finding
+from workload_map.validation.findings import ERROR, Finding
 
 # Longer expressions are refused before parsing: no real definition comes near, a hostile one could.
 MAX_EXPRESSION_LENGTH = 64 * 1024

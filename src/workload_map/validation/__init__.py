@@ -1,22 +1,22 @@
 """Validation of Karta definitions: every rule, all findings at once, each at its YAML field path.
 
-    from workload_map.validate import validate, is_valid
+    from workload_map.validation import validate, is_valid
     findings = validate(karta)          # list[Finding]; str(f) == "error: <path>: <message>"
     report = check_files(["defs/"])     # what `wmap validate` prints and its exit code
 
 Imports only the model and jq layers.
 """
 
-from workload_map.validate.findings import ERROR, WARNING, Finding, Severity, errors, is_valid, warnings
-from workload_map.validate.jqcheck import MAX_EXPRESSION_LENGTH, expression_problems
-from workload_map.validate.report import (
+from workload_map.validation.findings import ERROR, WARNING, Finding, Severity, errors, is_valid, warnings
+from workload_map.validation.jqcheck import MAX_EXPRESSION_LENGTH, expression_problems
+from workload_map.validation.report import (
     DefinitionReport,
     FileReport,
     ValidationReport,
     check_files,
     validate_documents,
 )
-from workload_map.validate.rules import RULES, validate
+from workload_map.validation.rules import RULES, validate
 
 __all__ = [
     "ERROR",
