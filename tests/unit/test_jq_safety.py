@@ -400,3 +400,35 @@ def test_shrunk_object_gives_the_same_results() -> None:
         for obj in objects:
             shrunk = {k: obj[k] for (k,) in roots if k in obj}
             assert run_libjq(expr, shrunk) == run_libjq(expr, obj), (expr, obj.get("kind"))
+
+
+def _is_jq_field(key: str) -> bool:
+    return key.lower().endswith("path") or key.endswith("Paths") or key in ("expression", "filters")
+
+
+def _catalog_expressions() -> set[str]:
+    """Every jq string of the built-in definitions (fields named *Path, *Paths, path, expression, filters)."""
+    found: set[str] = set()
+
+    def walk(node: Any, key: str | None = None) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, k)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, key)
+        elif isinstance(node, str) and key is not None and _is_jq_field(key):
+            found.add(node)
+
+    root = Path(__file__).resolve().parents[2] / "src" / "workload_map" / "catalog" / "definitions"
+    for name in sorted(root.glob("*.yaml")):
+        for doc in yaml.safe_load_all(name.read_text()):
+            walk(doc)
+    return found
+
+
+def test_every_expression_of_the_built_in_catalog_is_safe() -> None:
+    expressions = _catalog_expressions()
+    assert len(expressions) > 100
+    unsafe = {e: check_safety(e) for e in expressions if check_safety(e)}
+    assert unsafe == {}
