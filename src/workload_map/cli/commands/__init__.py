@@ -37,9 +37,21 @@ class CommandSpec:
 
 # In the order `wmap --help` lists them.
 COMMANDS: dict[str, CommandSpec] = {
+    "get": CommandSpec(
+        "workload_map.cli.commands.get:get",
+        "List the workloads of a cluster with their phase (one type, or --all-types).",
+    ),
     "describe": CommandSpec(
         "workload_map.cli.commands.describe:describe",
         "Show workloads as a tree of components with replicas, GPUs and resource totals.",
+    ),
+    "suspend": CommandSpec(
+        "workload_map.cli.commands.suspend:suspend",
+        "Suspend a workload in the cluster through its definition's suspend actions.",
+    ),
+    "resume": CommandSpec(
+        "workload_map.cli.commands.suspend:resume",
+        "Resume a suspended workload in the cluster.",
     ),
     "definitions": CommandSpec(
         "workload_map.cli.commands.definitions:definitions",

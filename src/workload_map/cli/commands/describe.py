@@ -28,10 +28,13 @@ from workload_map.cli.errors import (
     NoDefinition,
     UsageError,
 )
+from workload_map.cli.live import cache_dir_option
 from workload_map.cli.manifests import NOT_WORKLOADS, Manifest, Manifests, read_manifests
 from workload_map.cli.options import (
+    ConnectionOptions,
     OutputSpec,
     component_limit_option,
+    connection_options,
     definitions_option,
     output_option,
     pod_limit_option,
@@ -302,6 +305,8 @@ Examples:
 @component_limit_option(
     0, "Show at most N components under each parent, unhealthy ones first (0: all). Tree output only."
 )
+@cache_dir_option
+@connection_options
 def describe(
     *,
     args: tuple[str, ...],
@@ -310,17 +315,27 @@ def describe(
     definition_paths: tuple[str, ...],
     pod_limit: int,
     component_limit: int,
+    cache_dir: str | None = None,
+    connection: ConnectionOptions | None = None,
 ) -> None:
     if files and args:
         raise UsageError(
             f'--filename reads the kind from the manifest, so it cannot be combined with "{" ".join(args)}"'
         )
     if not files:
-        if args:
-            raise UsageError(
-                "describing a live workload (TYPE/NAME) is not available in this version; describe a manifest with -f",
-                hint=f"kubectl get {' '.join(args)} -o yaml | wmap describe -f -",
+        if args:  # a live workload: TYPE/NAME or TYPE NAME (the cluster issue; docs/live.md)
+            from workload_map.cli.commands.live_describe import describe_live
+
+            describe_live(
+                args,
+                fmt=resolve_output(OUTPUT, output),
+                connection=connection or ConnectionOptions(),
+                cache_dir=cache_dir,
+                definition_paths=definition_paths,
+                pod_limit=pod_limit,
+                component_limit=component_limit,
             )
+            return
         raise UsageError("nothing to describe: give -f FILE, a directory, or - for stdin")
     if [*files, *definition_paths].count("-") > 1:
         raise UsageError("only one of -f and --definitions can read stdin (-)")

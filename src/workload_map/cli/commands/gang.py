@@ -19,7 +19,15 @@ import click
 
 from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError, NoDefinition, UsageError
-from workload_map.cli.options import OutputSpec, definitions_option, output_option, resolve_output
+from workload_map.cli.live import cache_dir_option
+from workload_map.cli.options import (
+    ConnectionOptions,
+    OutputSpec,
+    connection_options,
+    definitions_option,
+    output_option,
+    resolve_output,
+)
 
 if TYPE_CHECKING:
     from workload_map.cli.manifests import Manifest
@@ -274,6 +282,8 @@ Examples:
     help="--format workload: scheduling.k8s.io v1alpha2 (Kubernetes 1.36) or v1alpha1 (1.35).",
 )
 @definitions_option
+@cache_dir_option
+@connection_options
 def gang(
     *,
     args: tuple[str, ...],
@@ -287,15 +297,34 @@ def gang(
     schedule_timeout: int | None,
     workload_api_version: str,
     definition_paths: tuple[str, ...],
+    cache_dir: str | None = None,
+    connection: ConnectionOptions | None = None,
 ) -> None:
     if files and args:
         raise UsageError(f'-f reads the kind from the manifest, so it cannot be combined with "{" ".join(args)}"')
     if not files:
-        if args:
-            raise UsageError(
-                "planning a live workload (TYPE/NAME) is not available in this version; give its manifest with -f",
-                hint=f"kubectl get {' '.join(args)} -o yaml | wmap gang -f -",
+        if args:  # a live workload: TYPE/NAME or TYPE NAME (the cluster issue; docs/live.md)
+            from workload_map.cli.commands.live_gang import gang_live
+
+            live_options = GangOptions(
+                format=fmt,
+                queue=queue,
+                priority_class=priority_class,
+                priority=priority,
+                schedule_timeout_seconds=schedule_timeout,
+                workload_api_version=f"scheduling.k8s.io/{workload_api_version}",
             )
+            _warn_unused(live_options)
+            gang_live(
+                args,
+                options=live_options,
+                output_format=resolve_output(OUTPUT, output),
+                connection=connection or ConnectionOptions(),
+                cache_dir=cache_dir,
+                definition_paths=definition_paths,
+                pod_files=pod_files,
+            )
+            return
         raise UsageError("nothing to plan: give -f FILE, a directory, or - for stdin")
     if [*files, *pod_files, *definition_paths].count("-") > 1:
         raise UsageError("only one of -f, --pods and --definitions can read stdin (-)")

@@ -1,0 +1,429 @@
+"""`wmap get TYPE [NAME]` and `wmap get --all-types`: workloads of a cluster, one row each, with their phase.
+
+One LIST per type (per page of `--chunk-size`), never a read per object; a named workload is one GET. Each object
+is resolved through its definition (spec and status only: `get` never reads pods). `--all-types` lists every type
+a definition covers and the cluster serves, and keeps only top-level workloads (kli-cli §3.3): an object whose
+controller chain reaches another covered type (a Job of a JobSet, a Pod of a ReplicaSet of a Deployment) is left
+out; an uncovered owner (a ReplicaSet) is read with one metadata LIST per owner kind.
+
+Output (kubectl-like): `NAME [NAMESPACE] [TYPE] PHASE AGE`; `-o wide` adds `PODS GPU COMPONENTS ORIGIN`
+computed from the spec (desired pods, requested GPUs); `-o json|yaml` an envelope `{"items": [...], "count": N}`,
+or the bare item for `TYPE NAME`. See docs/live.md.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from workload_map.cli.context import state
+from workload_map.cli.errors import UsageError
+from workload_map.cli.live import (
+    cache_dir_option,
+    chunk_size_option,
+    live_session,
+    parse_target,
+    translate_errors,
+)
+from workload_map.cli.options import (
+    ConnectionOptions,
+    OutputSpec,
+    connection_options,
+    definitions_option,
+    output_option,
+    resolve_output,
+)
+
+if TYPE_CHECKING:
+    from workload_map.catalog import Resolved
+    from workload_map.cli.live import LiveSession
+    from workload_map.cluster import ResolvedType
+    from workload_map.view import WorkloadView
+
+OUTPUT = OutputSpec("get", ("table", "wide", "json", "yaml"))
+LIST_WORKERS = 4
+MAX_COMPONENTS_SHOWN = 3
+
+
+def phase_choices() -> tuple[str, ...]:
+    from workload_map.model import PRIMARY_PHASE_PRECEDENCE, UNDEFINED
+
+    return (*PRIMARY_PHASE_PRECEDENCE, UNDEFINED)
+
+
+def parse_phases(values: Sequence[str]) -> frozenset[str]:
+    """`--phase` values (repeatable, comma lists, any case) in their canonical spelling; exit 2 for others."""
+    canonical = {phase.lower(): phase for phase in phase_choices()}
+    chosen: set[str] = set()
+    for value in values:
+        for part in value.split(","):
+            word = part.strip()
+            if not word:
+                continue
+            phase = canonical.get(word.lower())
+            if phase is None:
+                raise UsageError(
+                    f"--phase {word!r}: invalid value: must be one of {', '.join(phase_choices())}",
+                )
+            chosen.add(phase)
+    return frozenset(chosen)
+
+
+@dataclass
+class Row:
+    """One workload of the result."""
+
+    obj: dict[str, Any]
+    type_label: str
+    name: str
+    namespace: str
+    kind: str
+    api_version: str
+    uid: str
+    created_at: str | None
+    definition: str
+    origin: str
+    phase: str
+    phases: tuple[str, ...]
+    view: WorkloadView | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "namespace": self.namespace,
+            "kind": self.kind,
+            "apiVersion": self.api_version,
+            "uid": self.uid,
+            "createdAt": self.created_at,
+            "definition": self.definition,
+            "origin": self.origin,
+            "phase": self.phase,
+            "phases": list(self.phases),
+        }
+
+
+def make_rows(
+    objects: Sequence[dict[str, Any]], definition: Resolved, type_label: str, *, wide: bool
+) -> tuple[list[Row], list[str]]:
+    """Resolve each object through the definition (spec and status only); a failure skips it with a warning."""
+    from workload_map.resolve import ResolveError, Workload
+    from workload_map.view import build_view
+
+    rows: list[Row] = []
+    warnings: list[str] = []
+    validate = True
+    for obj in objects:
+        metadata = obj.get("metadata") or {}
+        kind = str(obj.get("kind") or type_label)
+        name = str(metadata.get("name") or "")
+        try:
+            workload = Workload(definition.karta, obj, validate=validate)
+            validate = False  # one definition: validated once
+            view = build_view(workload, origin=definition.origin) if wide else None
+            if view is not None:
+                phase, phases = view.phase, view.phases
+            else:
+                status = workload.root.status
+                if status is None:
+                    phase, phases = "Undefined", ("Undefined",)
+                else:
+                    phase = status.phase
+                    phases = (status.phase, *(p for p in status.phases if p != status.phase))
+        except ResolveError as exc:
+            warnings.append(f"could not resolve {kind}/{name}: {exc}")
+            continue
+        created = metadata.get("creationTimestamp")
+        rows.append(
+            Row(
+                obj=obj,
+                type_label=type_label,
+                name=name,
+                namespace=str(metadata.get("namespace") or ""),
+                kind=kind,
+                api_version=str(obj.get("apiVersion") or ""),
+                uid=str(metadata.get("uid") or ""),
+                created_at=created if isinstance(created, str) and created else None,
+                definition=definition.karta.name,
+                origin=definition.origin,
+                phase=phase,
+                phases=tuple(phases),
+                view=view,
+            )
+        )
+    return rows, warnings
+
+
+def _keep(row: Row, phases: frozenset[str]) -> bool:
+    return not phases or any(phase in phases for phase in row.phases)
+
+
+def sort_rows(rows: list[Row]) -> list[Row]:
+    """Newest first, then by kind, then by name (kli-cli §3.1 step 8)."""
+    ordered = sorted(rows, key=lambda row: (row.kind, row.namespace, row.name))
+    return sorted(ordered, key=lambda row: row.created_at or "", reverse=True)
+
+
+# --- reading ----------------------------------------------------------------------------------------------------
+
+
+def _one_type(
+    session: LiveSession,
+    *,
+    token: str,
+    name: str | None,
+    namespace: str | None,
+    selector: str | None,
+    chunk_size: int,
+    wide: bool,
+) -> list[Row]:
+    from workload_map.cluster import NotServed
+
+    rtype = session.resolve(token)
+    with translate_errors():
+        if name is not None:
+            objects = [session.cluster.get_object(rtype, name, namespace=namespace or session.namespace)]
+        else:
+            try:
+                objects = session.cluster.list_objects(
+                    rtype, namespace=namespace, selector=selector, chunk_size=chunk_size
+                ).items
+            except NotServed as exc:
+                state().warn(exc.message)
+                return []
+    rows, warnings = make_rows(objects, rtype.definition, rtype.kind, wide=wide)
+    for message in warnings:
+        state().warn(message)
+    return rows
+
+
+def _all_types(
+    session: LiveSession,
+    *,
+    namespace: str | None,
+    selector: str | None,
+    phases: frozenset[str],
+    chunk_size: int,
+    wide: bool,
+) -> list[Row]:
+    from workload_map.cluster import ClusterError, Forbidden, NotServed, ResolvedType, top_level
+
+    registry = session.registry
+    with translate_errors():
+        document = session.cluster.discovery_document()
+    covered: set[tuple[str, str]] = set()
+    for entry in registry.effective():
+        gvk = entry.gvk
+        if gvk is not None and gvk.kind and gvk.version:
+            covered.add((gvk.group, gvk.kind))
+    shared = Counter(kind for _, kind in covered)
+    targets: list[tuple[str, ResolvedType]] = []
+    for group, kind in sorted(covered):
+        resource = document.preferred(group, kind)
+        if resource is None or not resource.can("list"):
+            continue  # not served: skipped silently, as upstream
+        definition = registry.for_gvk(group, resource.version, kind)
+        if definition is None:
+            state().warn(f"not listing {kind}: no definition for {resource.api_version}")
+            continue
+        label = kind if shared[kind] == 1 else f"{kind}.{group}" if group else kind
+        targets.append((label, ResolvedType(kind.lower(), definition, group, resource.version, kind, resource)))
+
+    def read(target: tuple[str, ResolvedType]) -> tuple[str, ResolvedType, list[dict[str, Any]] | ClusterError]:
+        label, rtype = target
+        try:
+            items = session.cluster.list_objects(rtype, namespace=namespace, selector=selector, chunk_size=chunk_size)
+        except (Forbidden, NotServed) as exc:
+            return label, rtype, exc
+        return label, rtype, items.items
+
+    rows: list[Row] = []
+    with translate_errors(), ThreadPoolExecutor(max_workers=LIST_WORKERS) as pool:
+        results = list(pool.map(read, targets))
+    for label, rtype, outcome in results:
+        if isinstance(outcome, NotServed):
+            continue
+        if isinstance(outcome, ClusterError):
+            state().warn(f"not allowed to list {rtype.kind}, so the result leaves it out ({outcome.message})")
+            continue
+        found, warnings = make_rows(outcome, rtype.definition, label, wide=wide)
+        for message in warnings:
+            state().warn(message)
+        rows.extend(row for row in found if _keep(row, phases))
+    if not rows:
+        return rows
+    with translate_errors():
+        loader = session.cluster.owner_loader(all_namespaces=namespace is None)
+        result = top_level([(row.kind, row.obj) for row in rows], covered, loader)
+    for message in result.warnings:
+        state().warn(message)
+    kept = {id(obj) for obj in result.kept}
+    return [row for row in rows if id(row.obj) in kept]
+
+
+# --- output -----------------------------------------------------------------------------------------------------
+
+
+def _components_cell(view: WorkloadView | None) -> str:
+    if view is None or not view.components:
+        return "<none>"
+    parts = [f"{component.name}({component.replicas.desired})" for component in view.components]
+    shown = parts[:MAX_COMPONENTS_SHOWN]
+    if len(parts) > len(shown):
+        shown.append(f"+{len(parts) - len(shown)} more")
+    return ",".join(shown)
+
+
+def render_table(rows: Sequence[Row], *, wide: bool, namespaces: bool, types: bool) -> None:
+    from workload_map.cli.render.fmt import age
+    from workload_map.cli.render.text import PHASE_STYLES, Cell, align, seg, write_lines
+
+    headers = ["NAME", *(["NAMESPACE"] if namespaces else []), *(["TYPE"] if types else []), "PHASE", "AGE"]
+    if wide:
+        headers += ["PODS", "GPU", "COMPONENTS", "ORIGIN"]
+    table: list[list[Cell]] = [[seg(title, "heading") for title in headers]]
+    for row in rows:
+        phase_cell: Cell = []
+        for index, phase in enumerate(row.phases):
+            if index:
+                phase_cell.append((",", ""))
+            phase_cell.append((phase, PHASE_STYLES.get(phase, "")))
+        cells: list[Cell] = [seg(row.name)]
+        if namespaces:
+            cells.append(seg(row.namespace or "<none>"))
+        if types:
+            cells.append(seg(row.type_label))
+        cells += [phase_cell, seg(age(row.created_at))]
+        if wide:
+            view = row.view
+            cells += [
+                seg(str(view.replicas.desired) if view else "?"),
+                seg(str(view.resources.gpus) if view else "?"),
+                seg(_components_cell(view)),
+                seg(row.origin),
+            ]
+        table.append(cells)
+    out = state().stdout
+    write_lines(align(table, padding=3, min_width=6), out, color=state().color(out))
+
+
+def render(rows: Sequence[Row], fmt: str, *, bare: bool, namespaces: bool, types: bool, empty_note: str) -> None:
+    out = state().stdout
+    if fmt in ("json", "yaml"):
+        from workload_map.cli.render import machine
+
+        if bare and len(rows) == 1:
+            machine.write(rows[0].to_dict(), fmt, out)
+        else:
+            machine.write({"items": [row.to_dict() for row in rows], "count": len(rows)}, fmt, out)
+        return
+    if not rows:
+        state().note(empty_note)
+        return
+    render_table(rows, wide=fmt == "wide", namespaces=namespaces, types=types)
+
+
+# --- the command ------------------------------------------------------------------------------------------------
+
+_HELP = """\
+List workloads of a cluster with their phase.
+
+TYPE is any spelling kubectl takes (pytorchjob, pytorchjobs, PyTorchJob, pytorchjobs.kubeflow.org,
+pytorchjob.v1.kubeflow.org, a short name) of a type a Karta definition covers. With NAME (TYPE/NAME or TYPE NAME),
+one workload. --all-types lists every covered type at once, top-level workloads only (a Job of a JobSet, or the
+Pods of a Deployment, are not listed again).
+
+\b
+Examples:
+  wmap get pytorchjobs
+  wmap get jobset/preprocess -o yaml
+  wmap get --all-types -A
+  wmap get rayclusters -l team=research --phase Running,Degraded -o wide
+"""
+
+
+@click.command(help=_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("args", nargs=-1, metavar="[TYPE[/NAME] [NAME]]")
+@click.option("--all-types", is_flag=True, help="List every type a definition covers (top-level workloads only).")
+@click.option("-A", "--all-namespaces", is_flag=True, help="List across all namespaces (adds a NAMESPACE column).")
+@click.option("-l", "--selector", metavar="SELECTOR", help="Label selector on the workloads (e.g. team=web,tier!=db).")
+@click.option(
+    "--phase",
+    "phases",
+    multiple=True,
+    metavar="PHASE",
+    help="Only workloads in this phase (repeatable, or a comma list; any case): "
+    "Failed, Completed, Suspended, Suspending, Resuming, Degraded, Running, Initializing, Undefined.",
+)
+@chunk_size_option
+@output_option(OUTPUT)
+@definitions_option
+@cache_dir_option
+@connection_options
+def get(
+    *,
+    args: tuple[str, ...],
+    all_types: bool,
+    all_namespaces: bool,
+    selector: str | None,
+    phases: tuple[str, ...],
+    chunk_size: int,
+    output: str | None,
+    definition_paths: tuple[str, ...],
+    cache_dir: str | None,
+    connection: ConnectionOptions,
+) -> None:
+    from workload_map.cluster.labels import selector_problem
+
+    fmt = resolve_output(OUTPUT, output)
+    wanted = parse_phases(phases)
+    if selector is not None:
+        problem = selector_problem(selector)
+        if problem:
+            raise UsageError(f"--selector: {problem}")
+    token: str | None = None
+    name: str | None = None
+    if all_types:
+        if args:
+            raise UsageError("--all-types cannot be combined with a TYPE")
+    else:
+        if not args:
+            raise UsageError("a TYPE is required, or --all-types", hint="e.g. wmap get pytorchjobs")
+        token, name = parse_target(args, name_required=False, command="get")
+        if name is not None and selector:
+            raise UsageError("--selector cannot be combined with a NAME")
+        if name is not None and all_namespaces:
+            raise UsageError("a NAME cannot be looked up across all namespaces (-A)", hint="give -n NAMESPACE")
+    wide = fmt == "wide"
+    with live_session(
+        connection, cache_dir=cache_dir, definition_paths=definition_paths, chunk_size=chunk_size
+    ) as session:
+        namespace = None if all_namespaces else session.namespace
+        if token is None:
+            rows = _all_types(
+                session, namespace=namespace, selector=selector, phases=wanted, chunk_size=chunk_size, wide=wide
+            )
+        else:
+            found = _one_type(
+                session,
+                token=token,
+                name=name,
+                namespace=namespace,
+                selector=selector,
+                chunk_size=chunk_size,
+                wide=wide,
+            )
+            rows = [row for row in found if _keep(row, wanted)]
+        where = "in any namespace" if namespace is None else f"in namespace {namespace}"
+        render(
+            sort_rows(rows),
+            fmt,
+            bare=name is not None,
+            namespaces=namespace is None,
+            types=token is None,
+            empty_note=f"No workloads found {where}.",
+        )

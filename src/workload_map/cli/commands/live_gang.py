@@ -1,0 +1,51 @@
+"""`wmap gang TYPE/NAME`: the gang plan (or a scheduler's objects) of a live workload, with its pods.
+
+The workload and its pods are read as `describe TYPE/NAME` reads them (`Cluster.fetch_workload`: one GET, one pod
+LIST, one metadata LIST per owner kind); the pods whose owner chain reaches the workload are planned with it
+(`LiveWorkload.owned_pods()`), and the gang command's own `gang_documents` / `write_documents` do the rest.
+Called from `gang` when no `-f` is given.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workload_map.cli.errors import CLIError, UsageError
+from workload_map.cli.live import live_session, parse_target, translate_errors
+
+if TYPE_CHECKING:
+    from workload_map.cli.commands.gang import GangOptions
+    from workload_map.cli.options import ConnectionOptions
+
+
+def gang_live(
+    args: tuple[str, ...],
+    *,
+    options: GangOptions,
+    output_format: str,
+    connection: ConnectionOptions,
+    cache_dir: str | None,
+    definition_paths: tuple[str, ...],
+    pod_files: tuple[str, ...] = (),
+) -> None:
+    from workload_map.cli.commands.gang import gang_documents, write_documents
+    from workload_map.resolve import ResolveError
+
+    if pod_files:
+        raise UsageError("--pods is for -f: a live workload's pods are read from the cluster")
+    token, name = parse_target(args, name_required=True, command="gang")
+    assert name is not None
+    with live_session(connection, cache_dir=cache_dir, definition_paths=definition_paths) as session:
+        rtype = session.resolve(token)
+        with translate_errors():
+            live = session.cluster.fetch_workload(rtype, name, namespace=session.namespace)
+        from workload_map.cli.context import state
+
+        for message in live.warnings:
+            state().warn(message)
+        try:
+            workload = live.workload()
+        except ResolveError as exc:
+            raise CLIError(f"{rtype.kind}/{name}: {exc}") from None
+        documents = gang_documents(workload, live.owned_pods(), options)
+    write_documents(documents, output_format)

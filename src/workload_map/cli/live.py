@@ -1,0 +1,252 @@
+"""What every live command (`get`, `describe TYPE/NAME`, `suspend`, `resume`, `gang TYPE/NAME`) shares: the
+`--cache-dir` flag, TYPE/NAME arguments, opening a cluster session (connection, discovery, definitions), and the
+mapping of cluster errors to exit codes.
+
+    with live_session(connection, cache_dir=..., definition_paths=...) as session:
+        rtype = session.resolve(token)
+        ...
+
+Exit codes (kli-cli §1.4): an unreachable server, a refused request and any other API error are 1; an ambiguous
+TYPE is 2; a missing workload or an uninstalled type asked for by name is 3; a TYPE no definition covers is 4.
+`--debug` prints each HTTP request (method, path, status, time, size) on stderr as it happens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from workload_map.cli.context import state
+from workload_map.cli.errors import CLIError, NoDefinition, UsageError, WorkloadNotFound
+
+if TYPE_CHECKING:
+    from workload_map.catalog import DefinitionRegistry
+    from workload_map.cli.options import ConnectionOptions
+    from workload_map.cluster import Cluster, ResolvedType
+    from workload_map.model import Karta
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+NO_DEFINITION_HINT = (
+    '"wmap definitions" lists the types Karta definitions cover; add a definition for this one with --definitions '
+    "FILE, or apply a Karta definition to the cluster"
+)
+
+
+def cache_dir_option(f: F) -> F:
+    return click.option(
+        "--cache-dir",
+        "cache_dir",
+        metavar="DIR",
+        default=None,
+        help="Where the discovery cache lives [default: $WMAP_CACHE_DIR, else ~/.cache/workload-map]; "
+        "entries are kept 10 minutes.",
+    )(f)
+
+
+def chunk_size_option(f: F) -> F:
+    def check(ctx: click.Context, param: click.Parameter, value: int) -> int:
+        if value < 0:
+            raise click.BadParameter("must not be negative (0: no paging)", ctx=ctx, param=param)
+        return value
+
+    return click.option(
+        "--chunk-size",
+        type=int,
+        default=500,
+        show_default=True,
+        metavar="N",
+        callback=check,
+        help="Read lists in pages of N objects (0: one request).",
+    )(f)
+
+
+# --- TYPE/NAME ------------------------------------------------------------------------------------------------
+
+
+def parse_target(args: tuple[str, ...], *, name_required: bool, command: str) -> tuple[str, str | None]:
+    """`TYPE`, `TYPE/NAME` or `TYPE NAME` -> (type, name); the argument checks of kli-cli §3 (all exit 2)."""
+    if len(args) > 2:
+        raise UsageError(
+            f"too many arguments: {' '.join(args)}",
+            hint=f"give TYPE/NAME or TYPE NAME, e.g. wmap {command} jobset/train",
+        )
+    if not args:
+        raise UsageError("a TYPE is required", hint=f"e.g. wmap {command} pytorchjob/NAME")
+    first = args[0]
+    name: str | None = None
+    token = first
+    if "/" in first:
+        token, _, name = first.partition("/")
+        if not token:
+            raise UsageError(f'TYPE is empty in "{first}"')
+        if not name:
+            raise UsageError(f'NAME is empty in "{first}"', hint="is a shell variable unset?")
+        if "/" in name:
+            raise UsageError(f'NAME must not contain "/": "{name}"')
+        if len(args) == 2:
+            raise UsageError(f'NAME given twice: as "{first}" and as "{args[1]}"')
+    elif len(args) == 2:
+        name = args[1]
+        if not name:
+            raise UsageError("NAME is empty", hint="is a shell variable unset?")
+        if "/" in name:
+            raise UsageError(f'NAME must not contain "/": "{name}"')
+    if not token.strip():
+        raise UsageError("TYPE is empty")
+    if name_required and name is None:
+        raise UsageError(
+            "a NAME is required: give it as TYPE/NAME or as TYPE NAME", hint=f"e.g. wmap {command} {token}/NAME"
+        )
+    return token, name
+
+
+# --- errors -----------------------------------------------------------------------------------------------------
+
+
+def cli_error(exc: BaseException) -> CLIError:
+    """The CLI error (message, hint, exit code) for a cluster-layer error."""
+    from workload_map.cluster import (
+        AmbiguousType,
+        ClusterError,
+        NotServed,
+        TypeNotCovered,
+    )
+    from workload_map.cluster import WorkloadNotFound as MissingWorkload
+
+    if isinstance(exc, (NotServed, MissingWorkload)):
+        return WorkloadNotFound(exc.message, hint=exc.hint)
+    if isinstance(exc, TypeNotCovered):
+        return NoDefinition(exc.message, hint=NO_DEFINITION_HINT)
+    if isinstance(exc, AmbiguousType):
+        return UsageError(exc.message, hint=exc.hint)
+    if isinstance(exc, ClusterError):
+        return CLIError(exc.message, hint=exc.hint)
+    raise TypeError(f"not a cluster error: {exc!r}")  # pragma: no cover
+
+
+@contextmanager
+def translate_errors() -> Iterator[None]:
+    """Cluster errors raised inside become CLI errors with the right exit code."""
+    from workload_map.cluster import ClusterError
+
+    try:
+        yield
+    except ClusterError as exc:
+        raise cli_error(exc) from None
+
+
+# --- the session ------------------------------------------------------------------------------------------------
+
+
+def _debug_log(line: str) -> None:
+    state().stderr.write(f"debug: {line}\n")
+    state().stderr.flush()
+
+
+@dataclass
+class LiveSession:
+    """An open cluster (`cluster`) and the definitions in force (`registry`: local > cluster > catalog)."""
+
+    cluster: Cluster
+    registry: DefinitionRegistry
+
+    @property
+    def namespace(self) -> str:
+        return self.cluster.namespace
+
+    def resolve(self, token: str) -> ResolvedType:
+        with translate_errors():
+            return self.cluster.resolve_type(token, self.registry)
+
+
+def connection_settings(connection: ConnectionOptions) -> Any:
+    """The cluster layer's `ConnectionSettings` from the CLI flags (a bad `--request-timeout` is exit 2)."""
+    from workload_map.cluster import DEFAULT_REQUEST_TIMEOUT, ConnectionSettings, KubeconfigError, parse_duration
+
+    timeout: float | None = DEFAULT_REQUEST_TIMEOUT
+    if connection.request_timeout is not None:
+        try:
+            timeout = parse_duration(connection.request_timeout)
+        except KubeconfigError as exc:
+            raise UsageError(exc.message, hint=exc.hint) from None
+    return ConnectionSettings(
+        kubeconfig=connection.kubeconfig,
+        context=connection.context,
+        cluster=connection.cluster,
+        user=connection.user,
+        namespace=connection.namespace,
+        server=connection.server,
+        token=connection.token,
+        insecure_skip_tls_verify=connection.insecure_skip_tls_verify,
+        request_timeout=timeout,
+    )
+
+
+@contextmanager
+def live_session(
+    connection: ConnectionOptions,
+    *,
+    cache_dir: str | None = None,
+    definition_paths: tuple[str, ...] = (),
+    chunk_size: int = 500,
+) -> Iterator[LiveSession]:
+    """Connect (kubeconfig and flags), read discovery (an unreachable server fails here, once), load the definitions
+    (local files, the cluster's Kartas, the catalog) and yield the session; cluster errors become CLI errors."""
+    from workload_map.cli.definitions_source import build_registry
+    from workload_map.cluster import Cluster
+
+    settings = connection_settings(connection)
+    debug = state().debug
+    with translate_errors():
+        kwargs: dict[str, Any] = {"log": _debug_log if debug else None}
+        if cache_dir is not None:
+            kwargs["cache_dir"] = Path(cache_dir).expanduser()
+        cluster = Cluster(settings, chunk_size=chunk_size, **kwargs)
+        try:
+            # Local files are read (and checked) first, then the cluster's Kartas: the first request, so an
+            # unreachable server or refused credentials fail here, once.
+            registry = build_registry(definition_paths, cluster=_RequiredClusterSource(cluster, debug))
+            if len(registry) == 0:
+                raise NoDefinition("no Karta definitions available (catalog empty and no cluster definitions)")
+            cluster.discovery_document()
+            yield LiveSession(cluster, registry)
+        finally:
+            if debug:
+                count = cluster.requests
+                _debug_log(f"{count} request{'s' * (count != 1)} to {cluster.client.server}")
+            cluster.close()
+
+
+class _RequiredClusterSource:
+    """The cluster's Karta definitions for a command that needs the cluster anyway: a missing CRD is a debug note, a
+    refused list a warning (the built-in definitions still work), an unreachable server or rejected credentials an
+    error (every later request would fail the same way)."""
+
+    def __init__(self, cluster: Cluster, debug: bool) -> None:
+        self.cluster = cluster
+        self.debug = debug
+
+    def load(self) -> tuple[list[Karta], list[str]]:
+        result = self.cluster.definitions()
+        if result.state in ("unreachable", "error") and result.error is not None:
+            raise result.error
+        if self.debug:
+            for note in result.notes:
+                _debug_log(note)
+        return result.definitions, result.warnings
+
+
+def no_definition_payload(token: str) -> dict[str, Any]:
+    """The machine-readable error of kli-cli §4.10 for a live TYPE no definition covers."""
+    return {
+        "error": "no_definition_for_type",
+        "type": token,
+        "message": "no Karta definition covers this workload type",
+        "hint": NO_DEFINITION_HINT,
+    }

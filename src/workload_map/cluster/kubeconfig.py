@@ -1,0 +1,263 @@
+"""Which cluster, as whom, in which namespace: kubeconfig files and kubectl's connection flags.
+
+Files: `--kubeconfig PATH` (must exist), else every file of `$KUBECONFIG` (a `:`-separated list, merged as kubectl
+merges it: for each named cluster, user and context the first file that defines it wins, and so does the first
+`current-context`), else `~/.kube/config`, else the in-cluster service account. Relative paths in a file are read
+relative to that file.
+
+Flags: `--context` picks the context; `--cluster` and `--user` replace the context's; `--server`, `--token` and
+`--insecure-skip-tls-verify` replace those settings; `-n` wins over the context's namespace, which wins over
+`default`. `--request-timeout` takes kubectl's durations (`30s`, `1m`, `1m30s`, `500ms`, a bare number of seconds;
+`0` waits forever).
+
+The models are lightkube's (`lightkube.config.kubeconfig`), so what lightkube supports (client certificates and
+keys as files or data, CA files and data, bearer tokens and token files, basic auth) works; exec credential plugins
+are run by our own `ExecCredentialAuth` (client.authentication.k8s.io v1, v1beta1 and v1alpha1, tokens cached until
+they expire).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workload_map.cluster.errors import KubeconfigError
+
+if TYPE_CHECKING:
+    from lightkube.config.kubeconfig import SingleConfig
+
+DEFAULT_NAMESPACE = "default"
+DEFAULT_REQUEST_TIMEOUT = 30.0
+DEFAULT_KUBECONFIG = "~/.kube/config"
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+# Keys whose values are file paths, per section of a kubeconfig (made absolute against the file that holds them).
+_PATH_KEYS: Mapping[str, tuple[str, ...]] = {
+    "cluster": ("certificate-authority",),
+    "user": ("client-certificate", "client-key", "tokenFile"),
+}
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """kubectl's connection flags (None: not given, the kubeconfig decides)."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    cluster: str | None = None
+    user: str | None = None
+    namespace: str | None = None
+    server: str | None = None
+    token: str | None = None
+    insecure_skip_tls_verify: bool = False
+    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
+    """Seconds per request; None waits forever (`--request-timeout 0`)."""
+
+
+@dataclass(frozen=True)
+class KubeContext:
+    """The connection a run uses: lightkube's `SingleConfig` plus what messages need to name."""
+
+    config: SingleConfig
+    namespace: str
+    server: str
+    context_name: str
+    user_name: str
+    files: tuple[str, ...] = ()
+    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
+    namespace_from_flag: bool = False
+
+    @property
+    def where(self) -> str:
+        """`context "x" of ~/.kube/config`: for hints."""
+        source = ", ".join(self.files) if self.files else "the in-cluster service account"
+        return f'context "{self.context_name}" of {source}'
+
+
+# --- durations ------------------------------------------------------------------------------------------------
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float | None:
+    """kubectl's `--request-timeout`: `30s`, `1m`, `1m30s`, `500ms`, `2h`, or a bare number of seconds.
+
+    Returns seconds, or None for `0` (no timeout). Raises `KubeconfigError` for anything else.
+    """
+    value = text.strip()
+    if re.fullmatch(r"\d+", value):
+        seconds = float(int(value))
+    else:
+        pos, seconds = 0, 0.0
+        for match in _DURATION_PART.finditer(value):
+            if match.start() != pos:
+                break
+            seconds += float(match.group(1)) * _UNITS[match.group(2)]
+            pos = match.end()
+        if not value or pos != len(value):
+            raise KubeconfigError(
+                f"--request-timeout {text!r} is not a duration",
+                hint="use a number with a unit, e.g. 10s, 1m, 1m30s (0: no timeout)",
+            )
+    return None if seconds == 0 else seconds
+
+
+# --- files ------------------------------------------------------------------------------------------------------
+
+
+def kubeconfig_files(explicit: str | None, environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The kubeconfig files to read, in precedence order (may be empty: then the in-cluster config is tried)."""
+    env = os.environ if environ is None else environ
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise KubeconfigError(f"kubeconfig {explicit} does not exist", hint="check the path given to --kubeconfig")
+        return [path]
+    listed = env.get("KUBECONFIG", "")
+    if listed.strip():
+        found = [Path(p).expanduser() for p in listed.split(os.pathsep) if p.strip()]
+        existing = [p for p in found if p.is_file()]
+        if not existing:
+            raise KubeconfigError(
+                f"no kubeconfig: none of the files in $KUBECONFIG exists ({listed})",
+                hint="fix $KUBECONFIG, or give --kubeconfig",
+            )
+        return existing
+    default = Path(DEFAULT_KUBECONFIG).expanduser()
+    return [default] if default.is_file() else []
+
+
+def _absolute(section: str, body: Mapping[str, Any], base: Path) -> dict[str, Any]:
+    fixed = dict(body)
+    for key in _PATH_KEYS.get(section, ()):
+        value = fixed.get(key)
+        if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():
+            fixed[key] = str(base / value)
+    if section == "user":
+        exec_spec = fixed.get("exec")
+        if isinstance(exec_spec, Mapping):
+            command = exec_spec.get("command")
+            # kubectl: a command with a path separator is relative to the file; a bare name is looked up in PATH.
+            if isinstance(command, str) and os.sep in command and not Path(command).is_absolute():
+                fixed["exec"] = {**exec_spec, "command": str(base / command)}
+    return fixed
+
+
+def merge_kubeconfigs(files: Sequence[Path]) -> dict[str, Any]:
+    """One kubeconfig dict from several files, as kubectl merges `$KUBECONFIG` (first definition of a name wins)."""
+    import yaml
+
+    merged: dict[str, Any] = {"clusters": [], "users": [], "contexts": [], "current-context": None}
+    seen: dict[str, set[str]] = {"clusters": set(), "users": set(), "contexts": set()}
+    for path in files:
+        try:
+            loaded = yaml.safe_load(path.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise KubeconfigError(f"kubeconfig {path} cannot be read: {first}") from None
+        if not isinstance(loaded, Mapping):
+            raise KubeconfigError(f"kubeconfig {path} is not a mapping")
+        base = path.resolve().parent
+        for plural, singular in (("clusters", "cluster"), ("users", "user"), ("contexts", "context")):
+            entries = loaded.get(plural) or []
+            if not isinstance(entries, list):
+                raise KubeconfigError(f"kubeconfig {path}: {plural} must be a list")
+            for entry in entries:
+                if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+                    raise KubeconfigError(f"kubeconfig {path}: every entry of {plural} needs a name")
+                name = entry["name"]
+                if name in seen[plural]:
+                    continue
+                seen[plural].add(name)
+                body = entry.get(singular) or {}
+                if not isinstance(body, Mapping):
+                    raise KubeconfigError(f"kubeconfig {path}: {plural} {name!r}: {singular} must be a mapping")
+                merged[plural].append({"name": name, singular: _absolute(singular, body, base)})
+        if merged["current-context"] is None and loaded.get("current-context"):
+            merged["current-context"] = loaded["current-context"]
+    return merged
+
+
+# --- resolving the context --------------------------------------------------------------------------------------
+
+
+def load_context(settings: ConnectionSettings, environ: Mapping[str, str] | None = None) -> KubeContext:
+    """The connection `settings` select (see the module docstring). Raises `KubeconfigError`."""
+    import msgspec
+    from lightkube.config.kubeconfig import KubeConfig, SingleConfig
+    from lightkube.config.models import Cluster, Context, User
+    from lightkube.core.exceptions import ConfigError
+
+    env = os.environ if environ is None else environ
+    files = kubeconfig_files(settings.kubeconfig, env)
+    try:
+        if files:
+            raw = merge_kubeconfigs(files)
+            kubeconfig = KubeConfig.from_dict(raw, fname=files[0])
+        elif env.get("KUBERNETES_SERVICE_HOST") and Path(SERVICE_ACCOUNT_DIR).is_dir():
+            kubeconfig = KubeConfig.from_service_account(SERVICE_ACCOUNT_DIR)
+        elif settings.server:
+            kubeconfig = KubeConfig.from_server(settings.server)
+        else:
+            raise KubeconfigError(
+                "no kubeconfig: ~/.kube/config does not exist and $KUBECONFIG is not set",
+                hint="give --kubeconfig, set $KUBECONFIG, or run inside a cluster",
+            )
+    except (ConfigError, msgspec.ValidationError, KeyError, TypeError) as exc:
+        where = files[0] if files else "the in-cluster configuration"
+        raise KubeconfigError(f"kubeconfig {where} cannot be used: {exc}") from None
+
+    context_name = settings.context or kubeconfig.current_context
+    if not context_name:
+        if len(kubeconfig.contexts) == 1:
+            context_name = next(iter(kubeconfig.contexts))
+        else:
+            raise KubeconfigError(
+                "the kubeconfig has no current-context", hint="give --context, or run kubectl config use-context NAME"
+            )
+    context = kubeconfig.contexts.get(context_name)
+    if context is None:
+        known = ", ".join(sorted(kubeconfig.contexts)) or "none"
+        raise KubeconfigError(f'context "{context_name}" is not in the kubeconfig (contexts: {known})')
+    cluster_name = settings.cluster or context.cluster
+    cluster = kubeconfig.clusters.get(cluster_name)
+    if cluster is None:
+        if settings.server:
+            cluster = Cluster(server=settings.server)
+        else:
+            raise KubeconfigError(f'cluster "{cluster_name}" is not in the kubeconfig')
+    user_name = settings.user or context.user or ""
+    user: User | None = None
+    if user_name:
+        user = kubeconfig.users.get(user_name)
+        if user is None:
+            raise KubeconfigError(f'user "{user_name}" is not in the kubeconfig')
+    if settings.server:
+        cluster = msgspec.structs.replace(cluster, server=settings.server)
+    if settings.insecure_skip_tls_verify:
+        cluster = msgspec.structs.replace(cluster, insecure=True, certificate_auth=None, certificate_auth_data=None)
+    if settings.token:
+        user = User(token=settings.token)
+    namespace = settings.namespace or context.namespace or DEFAULT_NAMESPACE
+    single = SingleConfig(
+        context_name=context_name,
+        context=Context(cluster=cluster_name, user=user_name or None, namespace=namespace),
+        cluster=cluster,
+        user=user or User(),
+        fname=kubeconfig.fname,
+    )
+    return KubeContext(
+        config=single,
+        namespace=namespace,
+        server=cluster.server.rstrip("/"),
+        context_name=context_name,
+        user_name=user_name,
+        files=tuple(str(f) for f in files),
+        request_timeout=settings.request_timeout,
+        namespace_from_flag=bool(settings.namespace),
+    )
