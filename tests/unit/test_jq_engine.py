@@ -6,6 +6,8 @@ import datetime as dt
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workload_map.jq import (
     MAX_RESULTS,
@@ -286,6 +288,17 @@ def test_evaluate_many_keeps_one_failure_from_touching_the_others() -> None:
     assert results[4] == ["Pod"]
 
 
+def test_a_runaway_expression_in_a_batch_is_cut_off_and_the_rest_still_run() -> None:
+    exprs = ["range(3) | . * 2", "repeat(1)", ".metadata.name | ascii_upcase", "range(5000)", '"x" * 3', "empty"]
+    results = Document(POD).evaluate_many(exprs)
+    assert results[0] == [0, 2, 4]
+    assert isinstance(results[1], JqLimitError)
+    assert results[2] == ["WEB"]
+    assert isinstance(results[3], JqLimitError)
+    assert results[4] == ["xxx"]
+    assert results[5] == []
+
+
 def test_evaluate_many_places_errors_at_their_fields() -> None:
     results = Document(POD).evaluate_many([".a[]", ".b[]"], ["spec.first", None])
     assert isinstance(results[0], JqError) and results[0].field_path == "spec.first"
@@ -372,3 +385,116 @@ def test_prune_through_iteration_keeps_every_element_but_only_the_read_fields() 
     assert pruned == {"spec": {"containers": [{"name": "nginx"}, {"name": "sidecar"}]}}
     one = convert.prune(POD, frozenset({("spec", "containers", 1, "name")}))
     assert one == {"spec": {"containers": [None, {"name": "sidecar"}]}}
+
+
+# --- the reads analysis: libjq is given only what an expression looks at, and nothing changes -------------------
+
+ANALYSED = [
+    ".a",
+    ".a.b",
+    ".a[]",
+    ".a[]?",
+    ".a[0]",
+    ".a[1].b",
+    ".a[]? | .b",
+    ".a[] | .b // .c",
+    ".a[]? | .b.c, .c",
+    "(.a // .b) | .c",
+    "(.a // []) | .[]? | .b",
+    "(.a // [])[]? | .b",
+    "[.a[]? | .b // 1] | add // 0",
+    ".a | to_entries[]? | .key",
+    ".a | keys",
+    ".a | length",
+    ".a[]? | select(.b == 1) | .c",
+    "[.a[]? | .b] | length > 1",
+    "([.a[]? | .b // 1] | add // 0) as $n | $n > 0 and (.c // 0) >= $n",
+    ". as {a: $x, $c} | [$x, $c]",
+    ".a[]? as [$x, $y] | {x: $x, y: $y, b: .b}",
+    "if .a then .b[]? else .c.a end",
+    'if .a.b then "y" elif .c then .c.b else "n" end',
+    'try (.a[] | .b) catch "failed"',
+    "(.a[] | .b)?",
+    "first(.a[]? | .b)",
+    "any(.a[]?; .b == 1)",
+    "all(.a[]?; .b)",
+    "limit(2; .a[]? | .c)",
+    "isempty(.a[]?)",
+    '"\\(.a.b)-\\(.c)"',
+    "{x: .a.b, y: [.c[]?]}",
+    "{a, c}",
+    ".a[.c]",
+    '.a["b"]',
+    ".a[1:]",
+    ".a | .b | .c",
+    ".a.b | tostring",
+    ".a[]?.b[]?.c",
+    "-(.a.b)",
+    "[.a[]?] | map(.b)",
+    "error(.a.b)",
+    ".a.b + .c",
+    "(.a | .b) as $x | .c | $x",
+]
+ANALYSED_OBJECTS: list[Any] = [
+    {},
+    None,
+    5,
+    "text",
+    [1, {"b": 2}],
+    {"a": None, "b": {"c": 3}, "c": 0},
+    {"a": [{"b": 1, "c": {"b": 5}, "x": "big"}, {"b": 2}, 3, None, "s"], "c": 2, "z": {"big": list(range(5))}},
+    {"a": {"k2": {"b": 1, "c": 2}, "k1": {"b": False}}, "b": {"c": [1]}, "c": {"b": "x", "a": True}},
+    {"a": {"b": {"c": 1}}, "c": "b"},
+    {"a": [[1, 2], {"b": [{"c": 4}]}], "b": [], "c": {"a": [1]}},
+    {"a": "str", "b": None, "c": [{"b": 1}]},
+    {"a": [{"b": [{"c": 1}, {"c": None}, 7]}, {"b": {"x": {"c": 2}}}]},
+    {"a": False, "b": [{"c": 1}], "c": {"a": {"b": 2}}},
+    {"a": {"b": 1.5}, "c": 3.0},
+]
+
+
+def _outcome_of(expr: str, text: str) -> Any:
+    try:
+        return engine.run_one(expr, text)
+    except JqError as exc:
+        return (type(exc).__name__, exc.message)
+
+
+@pytest.mark.parametrize("expr", ANALYSED)
+def test_an_expression_given_only_what_it_reads_gives_the_same_outputs_and_errors(expr: str) -> None:
+    roots = engine.compile_expression(expr).roots
+    for obj in ANALYSED_OBJECTS:
+        pruned = convert.encode(convert.prune(obj, roots))
+        assert _outcome_of(expr, pruned) == _outcome_of(expr, convert.encode(obj)), (expr, obj, roots)
+
+
+def test_the_reads_analysis_follows_iterations_into_array_elements() -> None:
+    roots = engine.compile_expression("[.spec.replicatedJobs[]? | .replicas // 1] | add // 0").roots
+    assert roots == frozenset({("spec", "replicatedJobs", None, "replicas")})
+    bound = engine.compile_expression("([.a[]? | .b] | add // 0) as $n | $n > 0 and .c >= $n").roots
+    assert bound == frozenset({("a", None, "b"), ("c",)})
+
+
+def test_expressions_the_analysis_cannot_follow_read_the_whole_object() -> None:
+    assert engine.compile_expression("reduce .a[] as $x (0; . + $x)").roots is None
+    assert engine.compile_expression("def f: .a; f").roots is None
+    assert engine.compile_expression("length").roots == frozenset({()})
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from([1.5, 2.0, "", "b", "c"]),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.sampled_from(["a", "b", "c", "k1", "k2"]), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(obj=_JSON)
+def test_pruning_never_changes_a_result_on_generated_objects(obj: Any) -> None:
+    whole = convert.encode(obj)
+    for expr in ANALYSED:
+        roots = engine.compile_expression(expr).roots
+        assert _outcome_of(expr, convert.encode(convert.prune(obj, roots))) == _outcome_of(expr, whole), expr

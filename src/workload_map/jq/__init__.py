@@ -24,6 +24,7 @@ from workload_map.jq.errors import (
     UnsafeExpressionError,
 )
 from workload_map.jq.parser import parse
+from workload_map.jq.safety import check_safety, require_safe
 from workload_map.jq.worker import EvaluationMode, get_mode, set_mode
 
 __all__ = [
@@ -38,9 +39,11 @@ __all__ = [
     "UnsafeExpressionError",
     "assign",
     "assign_each",
+    "check_safety",
     "evaluate",
     "get_mode",
     "parse",
     "paths",
+    "require_safe",
     "set_mode",
 ]

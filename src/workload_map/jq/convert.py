@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -133,37 +134,70 @@ def prune(obj: Any, roots: Roots | None) -> Any:
     Each root is a path from the top: object keys (str), array indexes (int), and None for "every element or
     value" (jq's `.[]`), e.g. `("spec", "replicatedJobs", None, "replicas")`. A root keeps its whole subtree;
     the containers along it keep their type, and only the entries some root names (all of them under None, so
-    iteration sees every element, in order). Anything a root cannot descend into as written (an index into an
-    object, a key into an array, a scalar) and the empty path `()` are kept whole. So an expression that reads
-    only inside `roots` sees exactly what it would see in `obj`: same types, same truthiness, same errors.
+    iteration sees every element, in order; unnamed array elements become null so indexes and the length stay).
+    Anything a root cannot descend into as written (an index into an object, a key into an array, a scalar) and
+    the empty path `()` are kept whole. So an expression that reads only inside `roots` sees exactly what it
+    would see in `obj`: same types, same truthiness, same iteration, same errors.
     """
-    if roots is None or () in roots or not isinstance(obj, dict | list):
+    if roots is None:
         return obj
-    every: set[tuple[str | int | None, ...]] = set()
-    named: dict[str | int, set[tuple[str | int | None, ...]]] = {}
-    for root in roots:
-        head = root[0]
-        if head is None:
-            every.add(root[1:])
-        elif isinstance(head, str) != isinstance(obj, dict) or isinstance(head, bool):
-            return obj  # jq fails on the step whatever the contents: keep them for the message
-        else:
-            named.setdefault(head, set()).add(root[1:])
+    return _prune(obj, _trie(roots))
+
+
+class _Trie:
+    """`roots` compiled for pruning: per step, the sub-trie of each named key or index and of "every"."""
+
+    __slots__ = ("every", "mixed", "named", "roots", "whole")
+
+    def __init__(self, roots: Roots) -> None:
+        self.roots = roots
+        self.whole = () in roots
+        every: set[tuple[str | int | None, ...]] = set()
+        named: dict[str | int, set[tuple[str | int | None, ...]]] = {}
+        kinds: set[bool] = set()
+        for root in roots:
+            if not root:
+                continue
+            head = root[0]
+            if head is None:
+                every.add(root[1:])
+            else:
+                kinds.add(isinstance(head, str) and not isinstance(head, bool))
+                named.setdefault(head, set()).add(root[1:])
+        self.mixed = len(kinds) > 1 or any(isinstance(k, bool) for k in named)
+        self.every = _trie(frozenset(every)) if every else None
+        self.named = {key: _trie(frozenset(rest | every)) for key, rest in named.items()}
+
+
+@functools.lru_cache(maxsize=1024)
+def _trie(roots: Roots) -> _Trie:
+    return _Trie(roots)
+
+
+def _prune(obj: Any, trie: _Trie) -> Any:
+    if trie.whole:
+        return obj
+    named = trie.named
     if isinstance(obj, dict):
-        keys = obj.keys() if every else [k for k in named if k in obj]
-        return {key: _prune_child(obj[key], every | named.get(key, set())) for key in keys}
-    length = len(obj)
-    by_index: dict[int, set[tuple[str | int | None, ...]]] = {}
-    for index, rest in named.items():
-        assert isinstance(index, int)
-        position = index + length if index < 0 else index
-        if 0 <= position < length:
-            by_index.setdefault(position, set()).update(rest)
-    if not every:
-        # only some elements are read: keep the others as nulls so indexes and the length stay the same
-        return [_prune_child(item, by_index[i]) if i in by_index else None for i, item in enumerate(obj)]
-    return [_prune_child(item, every | by_index.get(i, set())) for i, item in enumerate(obj)]
-
-
-def _prune_child(value: Any, rests: set[tuple[str | int | None, ...]]) -> Any:
-    return value if () in rests else prune(value, frozenset(rests))
+        if trie.mixed or any(not isinstance(key, str) for key in named):
+            return obj  # jq fails on an index into an object whatever the contents: keep them for the message
+        every = trie.every
+        if every is not None:
+            return {key: _prune(value, named.get(key, every)) for key, value in obj.items()}
+        return {key: _prune(obj[key], child) for key, child in named.items() if key in obj}
+    if isinstance(obj, list):
+        if trie.mixed or any(isinstance(key, str) for key in named):
+            return obj
+        length = len(obj)
+        by_position: dict[int, _Trie] = {}
+        for key, child in named.items():
+            assert isinstance(key, int)
+            position = key + length if key < 0 else key
+            if 0 <= position < length:
+                other = by_position.get(position)
+                by_position[position] = child if other is None else _trie(child.roots | other.roots)
+        every = trie.every
+        if every is not None:
+            return [_prune(item, by_position.get(i, every)) for i, item in enumerate(obj)]
+        return [_prune(item, by_position[i]) if i in by_position else None for i, item in enumerate(obj)]
+    return obj
