@@ -296,7 +296,9 @@ def test_corpus_has_no_json_surprises() -> None:
 
 
 def test_deep_nesting_is_a_parse_error_not_a_crash() -> None:
-    with pytest.raises(JqParseError) as info:
-        parse("(" * 5000 + "." + ")" * 5000)
-    assert "nested too deeply" in str(info.value)
+    for hostile in ["(" * 5000 + "." + ")" * 5000, "[" * 3000 + "]" * 3000, ".a" * 30000, "1" + " + 1" * 5000]:
+        with pytest.raises(JqParseError) as info:
+            parse(hostile)
+        assert "nested too deeply" in str(info.value)
     assert parse("(" * 50 + "." + ")" * 50) == ast.Identity()
+    assert isinstance(parse(".a" * 150), ast.Index)

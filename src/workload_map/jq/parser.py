@@ -13,12 +13,12 @@ anywhere (the PyPI binding hands libjq a C string, so libjq would silently ignor
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
 import re
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from workload_map.jq.ast import (
     ArrayPattern,
@@ -59,7 +59,7 @@ from workload_map.jq.ast import (
 )
 from workload_map.jq.errors import JqParseError
 
-__all__ = ["ASSIGNMENT_OPERATORS", "BINARY_OPERATORS", "KEYWORDS", "parse", "unparse"]
+__all__ = ["ASSIGNMENT_OPERATORS", "BINARY_OPERATORS", "KEYWORDS", "MAX_DEPTH", "parse", "unparse"]
 
 KEYWORDS: Final = frozenset(
     {
@@ -100,25 +100,15 @@ ASSIGNMENT_OPERATORS: Final = frozenset(op for op, (level, _) in BINARY_OPERATOR
 # Lexer
 
 
-@dataclass(frozen=True, slots=True)
-class _Token:
+class _Token(NamedTuple):
     kind: str  # an operator/keyword spelling, or IDENT FIELD BINDING LITERAL FORMAT LOC QQ_START QQ_TEXT
     #            QQ_INTERP_START QQ_INTERP_END QQ_END EOF
     value: str
     pos: int
 
 
-_IDENT_RE: Final = re.compile(r"(?:[a-zA-Z_][a-zA-Z_0-9]*::)*[a-zA-Z_][a-zA-Z_0-9]*")
-_FIELD_RE: Final = re.compile(r"\.[a-zA-Z_][a-zA-Z_0-9]*")
-_BINDING_RE: Final = re.compile(r"\$(?:[a-zA-Z_][a-zA-Z_0-9]*::)*[a-zA-Z_][a-zA-Z_0-9]*")
-_NUMBER_RE: Final = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_FORMAT_RE: Final = re.compile(r"@[a-zA-Z0-9_]+")
-_WS_RE: Final = re.compile(r"[ \r\n\t]+")
 _ESCAPES_RE: Final = re.compile(r"(?:\\[^u(]|\\u[a-zA-Z0-9]{0,4})+")
 _QQ_TEXT_RE: Final = re.compile(r'[^\\"]+')
-_OPERATORS3: Final = ("//=", "?//")
-_OPERATORS2: Final = ("!=", "==", "//", "|=", "+=", "-=", "*=", "/=", "%=", "<=", ">=", "..")
-_OPERATORS1: Final = ".?=;,:|+-*/%$<>"
 _OPENERS: Final = {"(": ")", "[": "]", "{": "}"}
 _SIMPLE_ESCAPES: Final = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "t": "\t", "n": "\n", "r": "\r"}
 
@@ -198,6 +188,23 @@ def _skip_comment(text: str, i: int) -> int:
     return n
 
 
+# One pattern for the code (non-string) state. Alternatives are ordered so that the first match is flex's
+# longest match: at "." a field, a number, ".." and "." differ by the next character; operators longest first.
+_CODE_RE: Final = re.compile(
+    r"(?P<ws>[ \r\n\t]+)"
+    r"|(?P<ident>(?:[a-zA-Z_][a-zA-Z_0-9]*::)*[a-zA-Z_][a-zA-Z_0-9]*)"
+    r"|(?P<binding>\$(?:[a-zA-Z_][a-zA-Z_0-9]*::)*[a-zA-Z_][a-zA-Z_0-9]*)"
+    r"|(?P<field>\.[a-zA-Z_][a-zA-Z_0-9]*)"
+    r"|(?P<number>(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+    r"|(?P<op>//=|\?//|!=|==|//|\|=|\+=|-=|\*=|/=|%=|<=|>=|\.\.|[.?=;,:|+\-*/%$<>])"
+    r"|(?P<format>@[a-zA-Z0-9_]+)"
+    r"|(?P<open>[(\[{])"
+    r"|(?P<close>[)\]}])"
+    r'|(?P<quote>")'
+    r"|(?P<comment>\#)"
+)
+
+
 def _tokenize(text: str) -> list[_Token]:
     if "\x00" in text:
         raise _fail(text, text.index("\x00"), "NUL character in expression")
@@ -206,126 +213,81 @@ def _tokenize(text: str) -> list[_Token]:
     except UnicodeEncodeError as exc:
         raise _fail(text, exc.start, "invalid character (lone surrogate) in expression") from None
     tokens: list[_Token] = []
+    append = tokens.append
     # The lexer's start-condition stack: "(", "[", "{" for brackets, "interp" inside `\(...)`, '"' in a string.
     stack: list[str] = []
     i = 0
     n = len(text)
+    code_match = _CODE_RE.match
     while True:
         if stack and stack[-1] == '"':
             if i >= n:
                 raise _fail(text, i, "unterminated string literal")
             if text.startswith("\\(", i):
-                tokens.append(_Token("QQ_INTERP_START", "", i))
+                append(_Token("QQ_INTERP_START", "", i))
                 stack.append("interp")
                 i += 2
                 continue
             if text[i] == '"':
-                tokens.append(_Token("QQ_END", "", i))
+                append(_Token("QQ_END", "", i))
                 stack.pop()
                 i += 1
                 continue
             m = _ESCAPES_RE.match(text, i)
             if m:
-                tokens.append(_Token("QQ_TEXT", _decode_escapes(text, m.group(), i), i))
+                append(_Token("QQ_TEXT", _decode_escapes(text, m.group(), i), i))
                 i = m.end()
                 continue
             m = _QQ_TEXT_RE.match(text, i)
             if m:
-                tokens.append(_Token("QQ_TEXT", m.group(), i))
+                append(_Token("QQ_TEXT", m.group(), i))
                 i = m.end()
                 continue
             raise _fail(text, i, "invalid character in string literal")
         if i >= n:
-            tokens.append(_Token("EOF", "", n))
+            append(_Token("EOF", "", n))
             return tokens
-        c = text[i]
-        m = _WS_RE.match(text, i)
-        if m:
-            i = m.end()
-            continue
-        if c == "#":
+        m = code_match(text, i)
+        if m is None:
+            raise _fail(text, i, f"invalid character {text[i]!r}")
+        group = m.lastgroup
+        value = m.group()
+        if group == "ws":
+            pass
+        elif group == "ident":
+            append(_Token(value if value in KEYWORDS else "IDENT", value, i))
+        elif group in {"op", "open"}:
+            append(_Token(value, value, i))
+            if group == "open":
+                stack.append(value)
+        elif group == "field":
+            append(_Token("FIELD", value[1:], i))
+        elif group == "binding":
+            if value == "$__loc__":
+                append(_Token("LOC", "__loc__", i))
+            else:
+                append(_Token("BINDING", value[1:], i))
+        elif group == "number":
+            append(_Token("LITERAL", value, i))
+        elif group == "quote":
+            append(_Token("QQ_START", "", i))
+            stack.append('"')
+        elif group == "format":
+            append(_Token("FORMAT", value[1:], i))
+        elif group == "close":
+            top = stack[-1] if stack else None
+            if top == "interp" and value == ")":
+                append(_Token("QQ_INTERP_END", "", i))
+                stack.pop()
+            elif top is not None and top != "interp" and _OPENERS[top] == value:
+                append(_Token(value, value, i))
+                stack.pop()
+            else:
+                raise _fail(text, i, f"unexpected {value!r}")
+        else:  # comment
             i = _skip_comment(text, i)
             continue
-        if c.isascii() and (c.isalpha() or c == "_"):
-            m = _IDENT_RE.match(text, i)
-            assert m is not None
-            word = m.group()
-            tokens.append(_Token(word if word in KEYWORDS else "IDENT", word, i))
-            i = m.end()
-            continue
-        if c == "$":
-            m = _BINDING_RE.match(text, i)
-            if m and m.group() == "$__loc__":
-                tokens.append(_Token("LOC", "__loc__", i))
-            elif m:
-                tokens.append(_Token("BINDING", m.group()[1:], i))
-            else:
-                tokens.append(_Token("$", "$", i))
-                i += 1
-                continue
-            i = m.end()
-            continue
-        if c == ".":
-            m = _FIELD_RE.match(text, i)
-            if m:
-                tokens.append(_Token("FIELD", m.group()[1:], i))
-                i = m.end()
-                continue
-            m = _NUMBER_RE.match(text, i)
-            if m:
-                tokens.append(_Token("LITERAL", m.group(), i))
-                i = m.end()
-                continue
-            if text.startswith("..", i):
-                tokens.append(_Token("..", "..", i))
-                i += 2
-                continue
-            tokens.append(_Token(".", ".", i))
-            i += 1
-            continue
-        if c.isascii() and c.isdigit():
-            m = _NUMBER_RE.match(text, i)
-            assert m is not None
-            tokens.append(_Token("LITERAL", m.group(), i))
-            i = m.end()
-            continue
-        if c == '"':
-            tokens.append(_Token("QQ_START", "", i))
-            stack.append('"')
-            i += 1
-            continue
-        if c == "@":
-            m = _FORMAT_RE.match(text, i)
-            if not m:
-                raise _fail(text, i, "invalid character '@'")
-            tokens.append(_Token("FORMAT", m.group()[1:], i))
-            i = m.end()
-            continue
-        if c in _OPENERS:
-            tokens.append(_Token(c, c, i))
-            stack.append(c)
-            i += 1
-            continue
-        if c in ")]}":
-            top = stack[-1] if stack else None
-            if top == "interp" and c == ")":
-                tokens.append(_Token("QQ_INTERP_END", "", i))
-                stack.pop()
-            elif top is not None and top != "interp" and _OPENERS[top] == c:
-                tokens.append(_Token(c, c, i))
-                stack.pop()
-            else:
-                raise _fail(text, i, f"unexpected {c!r}")
-            i += 1
-            continue
-        op = next((o for o in _OPERATORS3 if text.startswith(o, i)), None)
-        op = op or next((o for o in _OPERATORS2 if text.startswith(o, i)), None)
-        if op is None and c in _OPERATORS1:
-            op = c
-        if op is None:
-            raise _fail(text, i, f"invalid character {c!r}")
-        tokens.append(_Token(op, op, i))
-        i += len(op)
+        i = m.end()
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -456,6 +418,8 @@ class _Parser:
 
     # -- token helpers
     def peek(self, offset: int = 0) -> _Token:
+        if offset == 0:
+            return self.tokens[self.i]  # i never passes the final EOF token
         return self.tokens[min(self.i + offset, len(self.tokens) - 1)]
 
     def at(self, kind: str) -> bool:
@@ -942,9 +906,36 @@ def parse(expr: str) -> Node:
     if not isinstance(expr, str):
         raise TypeError(f"jq expression must be a string, not {type(expr).__name__}")
     try:
-        return _Parser(expr).parse_program()
+        parser = _Parser(expr)
+        tree: Node | None = parser.parse_program()
     except RecursionError:
-        raise JqParseError(expr, "expression is nested too deeply") from None
+        tree = None
+    # a node consumes at least one token per three levels of depth, so short programs cannot be too deep
+    if tree is None or (3 * len(parser.tokens) > MAX_DEPTH and _too_deep(tree)):
+        raise JqParseError(expr, f"expression is nested too deeply (more than {MAX_DEPTH} levels)")
+    return tree
+
+
+MAX_DEPTH: Final = 200  # tree depth every walker (safety check, unparse, fast path) handles with Python's stack
+
+
+def _too_deep(tree: Node) -> bool:
+    """True when the tree is deeper than MAX_DEPTH (long postfix or operator chains build deep trees without
+    deep parser recursion)."""
+    stack: list[tuple[object, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        for f in dataclasses.fields(node):  # type: ignore[arg-type]
+            value = getattr(node, f.name)
+            items = value if isinstance(value, tuple) else (value,)
+            for item in items:
+                if isinstance(item, tuple):
+                    stack.extend((sub, depth + 1) for sub in item if dataclasses.is_dataclass(sub))
+                elif dataclasses.is_dataclass(item):
+                    stack.append((item, depth + 1))
+    return False
 
 
 # ---------------------------------------------------------------------------------------------------------

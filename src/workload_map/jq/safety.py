@@ -298,10 +298,7 @@ def _undefined(name: str, arity: int, scope: _Scope) -> str:
 def check_tree(tree: Node) -> list[str]:
     """Reasons a parsed expression is unsafe (empty when it is safe)."""
     checker = _Checker()
-    try:
-        checker.walk(tree, _Scope())
-    except RecursionError:
-        return ["expression is nested too deeply to check"]
+    checker.walk(tree, _Scope())
     checker.recursion()
     return checker.reasons
 
