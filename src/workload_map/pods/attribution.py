@@ -111,7 +111,7 @@ class _Candidate:
 
 def _pod_name(pod: Mapping[str, Any]) -> str:
     metadata = pod.get("metadata")
-    if isinstance(metadata, Mapping):
+    if isinstance(metadata, (dict, Mapping)):
         name = metadata.get("name")
         if isinstance(name, str):
             return name

@@ -47,7 +47,7 @@ def _references(metadata: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
     refs = metadata.get("ownerReferences")
     if not isinstance(refs, list):
         return ()
-    return tuple(ref for ref in refs if isinstance(ref, Mapping))
+    return tuple(ref for ref in refs if isinstance(ref, (dict, Mapping)))
 
 
 def _text(value: Any) -> str:
@@ -81,10 +81,10 @@ class OwnerIndex:
         self, owner: object, *, kind: str | None = None, key: tuple[str, str, str] | str | None = None
     ) -> OwnerRecord | None:
         """Index one owner object; `key` ((namespace, kind, name) or a UID) fills what the object leaves out."""
-        if not isinstance(owner, Mapping):
+        if not isinstance(owner, (dict, Mapping)):
             return None
         metadata = owner.get("metadata")
-        if not isinstance(metadata, Mapping):
+        if not isinstance(metadata, (dict, Mapping)):
             metadata = owner  # a bare ObjectMeta
             object_kind = ""
         else:
@@ -184,8 +184,8 @@ class OwnerChains:
     def add_pods(self, pods: Iterable[Mapping[str, Any]]) -> None:
         """Make pods available as owners (a LeaderWorkerSet leader pod owns its group's worker StatefulSet)."""
         for pod in pods:
-            metadata = pod.get("metadata") if isinstance(pod, Mapping) else None
-            if isinstance(metadata, Mapping):
+            metadata = pod.get("metadata") if isinstance(pod, (dict, Mapping)) else None
+            if isinstance(metadata, (dict, Mapping)):
                 uid = _text(metadata.get("uid"))
                 if uid:
                     self._pods[uid] = pod
@@ -209,7 +209,7 @@ class OwnerChains:
         """The UIDs on an object's owner chain, level by level: the object's own UID, its ownerReferences, then
         those of its controller, and so on, at most `max_hops` owners up."""
         metadata = obj.get("metadata")
-        if not isinstance(metadata, Mapping):
+        if not isinstance(metadata, (dict, Mapping)):
             return []
         references = _references(metadata)
         levels: list[tuple[str, ...]] = [

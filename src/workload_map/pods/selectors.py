@@ -176,8 +176,8 @@ class PodQuerier:
             return False
         if selector.match_labels:
             metadata = self.pod.get("metadata")
-            labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
-            if not matches_labels(labels if isinstance(labels, Mapping) else None, selector.match_labels):
+            labels = metadata.get("labels") if isinstance(metadata, (dict, Mapping)) else None
+            if not matches_labels(labels if isinstance(labels, (dict, Mapping)) else None, selector.match_labels):
                 return False
         key_path = selector.key_path
         if not key_path:

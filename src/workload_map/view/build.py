@@ -113,7 +113,7 @@ class _Builder:
             if instance.pod_template_spec is not None:
                 field = "specDefinition.podTemplateSpecPath"
                 spec = instance.pod_template_spec.get("spec")
-                return pod_requests(spec if isinstance(spec, Mapping) else {})
+                return pod_requests(spec if isinstance(spec, (dict, Mapping)) else {})
             if instance.pod_spec is not None:
                 field = "specDefinition.podSpecPath"
                 return pod_requests(instance.pod_spec)
@@ -134,12 +134,12 @@ class _Builder:
         spec = pod.get("spec")
         requests: ResourceList = {}
         try:
-            requests = pod_requests(spec if isinstance(spec, Mapping) else {})
+            requests = pod_requests(spec if isinstance(spec, (dict, Mapping)) else {})
         except (QuantityError, ResourceSpecError) as error:
             errors.append(f"cannot count the pod's requests: {error}")
         ready = pod_ready(pod)
         metadata = pod.get("metadata")
-        namespace = metadata.get("namespace") if isinstance(metadata, Mapping) else None
+        namespace = metadata.get("namespace") if isinstance(metadata, (dict, Mapping)) else None
         return PodView(
             name=attributed.name,
             phase=pod_phase(pod),
@@ -315,7 +315,7 @@ def _created_at(workload: Workload) -> str | None:
     except InvalidObjectError:
         return None
     metadata = obj.get("metadata")
-    created = metadata.get("creationTimestamp") if isinstance(metadata, Mapping) else None
+    created = metadata.get("creationTimestamp") if isinstance(metadata, (dict, Mapping)) else None
     return created if isinstance(created, str) and created else None
 
 

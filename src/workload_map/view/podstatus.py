@@ -9,7 +9,7 @@ __all__ = ["pod_node", "pod_phase", "pod_ready", "pod_reason"]
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, (dict, Mapping)) else {}
 
 
 def _conditions(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -17,7 +17,7 @@ def _conditions(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     found: dict[str, Mapping[str, Any]] = {}
     if isinstance(conditions, list):
         for condition in conditions:
-            if isinstance(condition, Mapping) and isinstance(condition.get("type"), str):
+            if isinstance(condition, (dict, Mapping)) and isinstance(condition.get("type"), str):
                 found.setdefault(condition["type"], condition)
     return found
 
@@ -46,7 +46,7 @@ def _container_states(status: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
         statuses = status.get(key)
         if isinstance(statuses, list):
             for item in statuses:
-                if isinstance(item, Mapping):
+                if isinstance(item, (dict, Mapping)):
                     yield _mapping(item.get("state"))
 
 
