@@ -70,9 +70,9 @@ def main() -> int:
         row["meets"] = meets
         table.append([_fmt(row.get(h)) for h in headers])
     widths = [max(len(h), *(len(r[i]) for r in table)) if table else len(h) for i, h in enumerate(headers)]
-    print("  ".join(h.upper().ljust(w) for h, w in zip(headers, widths)))
+    print("  ".join(h.upper().ljust(w) for h, w in zip(headers, widths, strict=True)))
     for r in table:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
 
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
