@@ -8,14 +8,20 @@ the worker process (worker.py) calls `run_batch` on its side of the pipe.
 Programs are compiled once per process (`functools.lru_cache` keyed by the program text; compile failures are
 cached too). Many expressions on one object run as ONE libjq program, so the input is parsed once:
 
-    [ (try {o: [limit(N; (E1
-    ))]} catch {e: .}), (try {o: [limit(N; (E2
-    ))]} catch {e: .}), ... ]
+    (try ((E0
+    ) | [0, .]) catch [0, null, .]), [0],
+    (try ((E1
+    ) | [1, .]) catch [1, null, .]), [1], ...
 
 Each expression is compiled on its own first (so a broken one is classified and reported alone and cannot change
-how its neighbours parse), `limit(N; ...)` stops a runaway generator at the output cap, and `try ... catch` keeps an
-error in one expression from touching the others. Expressions with a `#` comment are evaluated on their own (a
-comment ending in a backslash continues onto the next line in jq 1.8 and would swallow the wrapper).
+how its neighbours parse). The stream tags every output with its expression, so outputs are counted in Python as
+they arrive and a runaway generator is cut off at the cap (jq's own `limit` costs more than typical expressions);
+`try ... catch` keeps an error in one expression from touching the others. Expressions with a `#` comment are
+evaluated on their own (a comment ending in a backslash continues onto the next line in jq 1.8 and would swallow
+the wrapper).
+
+Also here: `compile_expression`, the static facts of an expression (the fast path from `fastpath`, and which parts
+of the input it reads, so `Document` can hand libjq only those; see `_reads`).
 """
 
 from __future__ import annotations
