@@ -320,3 +320,103 @@ def install_fixture(api_server: ApiServer, name: str, namespace: str) -> dict[st
     if workload.get("status"):
         created_workload = patch_status(api_server, created_workload, workload["status"])
     return created_workload
+
+
+# --- workloads built by hand ------------------------------------------------------------------------------------
+
+
+def deployment_body(name: str, *, replicas: int, gpus: int = 0, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    resources: dict[str, Any] = {"requests": {"cpu": "1"}}
+    if gpus:
+        resources["limits"] = {"nvidia.com/gpu": str(gpus)}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": dict(labels or {})},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "main", "image": "busybox", "resources": resources}]},
+            },
+        },
+    }
+
+
+def replicaset_body(deployment: dict[str, Any], suffix: str) -> dict[str, Any]:
+    """The ReplicaSet a Deployment controller would create (the test server has no controllers)."""
+    spec = copy.deepcopy(deployment["spec"])
+    labels = {**spec["template"]["metadata"]["labels"], "pod-template-hash": suffix}
+    spec["template"]["metadata"]["labels"] = labels
+    spec["selector"] = {"matchLabels": labels}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": f"{deployment['metadata']['name']}-{suffix}",
+            "labels": labels,
+            "ownerReferences": [owner_ref(deployment)],
+        },
+        "spec": spec,
+    }
+
+
+def jobset_body(name: str, *, replicas: int = 2, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name, "labels": dict(labels or {})},
+        "spec": {
+            "replicatedJobs": [
+                {
+                    "name": "workers",
+                    "replicas": replicas,
+                    "template": {
+                        "spec": {
+                            "parallelism": 2,
+                            "completions": 2,
+                            "template": {
+                                "spec": {
+                                    "restartPolicy": "Never",
+                                    "containers": [
+                                        {
+                                            "name": "main",
+                                            "image": "busybox",
+                                            "resources": {"limits": {"nvidia.com/gpu": "4"}},
+                                        }
+                                    ],
+                                }
+                            },
+                        }
+                    },
+                }
+            ]
+        },
+    }
+
+
+# --- RBAC for the restricted user ------------------------------------------------------------------------------
+
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+RESTRICTED_USER = "wmap-restricted"
+
+
+def grant(api_server: ApiServer, namespace: str, rules: list[dict[str, Any]], *, name: str = "wmap-e2e") -> None:
+    """Give the restricted user these rules in `namespace` (a Role and a RoleBinding)."""
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": name}, "rules": rules}
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": RESTRICTED_USER}],
+    }
+    with api_server.client() as kube:
+        expect(kube.post(f"{RBAC}/namespaces/{namespace}/roles", json=role), 201)
+        expect(kube.post(f"{RBAC}/namespaces/{namespace}/rolebindings", json=binding), 201)
+
+
+def read_rules(*resources: tuple[str, str], verbs: Sequence[str] = ("get", "list")) -> list[dict[str, Any]]:
+    """RBAC rules allowing `verbs` on (apiGroup, resource) pairs."""
+    return [{"apiGroups": [group], "resources": [resource], "verbs": list(verbs)} for group, resource in resources]

@@ -36,6 +36,16 @@ if TYPE_CHECKING:
     from workload_map.resolve import Workload
 
 
+def _typed(items: list[dict[str, Any]], api_version: str, kind: str) -> list[dict[str, Any]]:
+    """Give each item of a LIST its `apiVersion` and `kind` (the server leaves them out of built-in types' items)."""
+    for item in items:
+        if not item.get("kind"):
+            item["kind"] = kind
+        if not item.get("apiVersion"):
+            item["apiVersion"] = api_version
+    return items
+
+
 class _DefaultCache:
     """The default of `Cluster(cache_dir=...)`: the default cache dir (None means no disk cache)."""
 
@@ -169,7 +179,7 @@ class Cluster:
         params = {"labelSelector": selector} if selector else None
         op = Operation("list", resource.qualified, scope)
         try:
-            return self.client.list(
+            listed = self.client.list(
                 resource.collection_path(scope),
                 op=op,
                 params=params,
@@ -177,6 +187,8 @@ class Cluster:
             )
         except NotFound:  # the CRD went away after discovery
             raise NotServed(rtype.kind, group=rtype.group) from None
+        _typed(listed.items, resource.api_version, resource.kind)
+        return listed
 
     def get_object(self, rtype: ResolvedType, name: str, *, namespace: str | None) -> dict[str, Any]:
         """One object by name; `WorkloadNotFound` when it does not exist, `NotServed` when the type is not served."""
@@ -195,11 +207,12 @@ class Cluster:
     def list_pods(self, namespace: str | None, *, chunk_size: int | None = None) -> list[dict[str, Any]]:
         """Every pod of a namespace (None: of the cluster), paged: one LIST per page."""
         path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
-        return self.client.list(
+        pods = self.client.list(
             path,
             op=Operation("list", "pods", namespace),
             chunk_size=self.chunk_size if chunk_size is None else chunk_size,
         ).items
+        return _typed(pods, "v1", "Pod")
 
     def owner_loader(self, *, all_namespaces: bool = False) -> OwnerLoader:
         return OwnerLoader(

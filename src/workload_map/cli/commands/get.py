@@ -180,7 +180,8 @@ def _one_type(
     selector: str | None,
     chunk_size: int,
     wide: bool,
-) -> list[Row]:
+) -> list[Row] | None:
+    """The rows of one type; None when the type is not installed (a warning says so)."""
     from workload_map.cluster import NotServed
 
     rtype = session.resolve(token)
@@ -194,7 +195,7 @@ def _one_type(
                 ).items
             except NotServed as exc:
                 state().warn(exc.message)
-                return []
+                return None
     rows, warnings = make_rows(objects, rtype.definition, rtype.kind, wide=wide)
     for message in warnings:
         state().warn(message)
@@ -322,7 +323,8 @@ def render(rows: Sequence[Row], fmt: str, *, bare: bool, namespaces: bool, types
             machine.write({"items": [row.to_dict() for row in rows], "count": len(rows)}, fmt, out)
         return
     if not rows:
-        state().note(empty_note)
+        if empty_note:  # not when the type is not installed: the warning says why there is nothing
+            state().note(empty_note)
         return
     render_table(rows, wide=fmt == "wide", namespaces=namespaces, types=types)
 
@@ -403,6 +405,7 @@ def get(
         connection, cache_dir=cache_dir, definition_paths=definition_paths, chunk_size=chunk_size
     ) as session:
         namespace = None if all_namespaces else session.namespace
+        found: list[Row] | None = []
         if token is None:
             rows = _all_types(
                 session, namespace=namespace, selector=selector, phases=wanted, chunk_size=chunk_size, wide=wide
@@ -417,7 +420,7 @@ def get(
                 chunk_size=chunk_size,
                 wide=wide,
             )
-            rows = [row for row in found if _keep(row, wanted)]
+            rows = [row for row in found or () if _keep(row, wanted)]
         where = "in any namespace" if namespace is None else f"in namespace {namespace}"
         render(
             sort_rows(rows),
@@ -425,5 +428,5 @@ def get(
             bare=name is not None,
             namespaces=namespace is None,
             types=token is None,
-            empty_note=f"No workloads found {where}.",
+            empty_note="" if token is not None and found is None else f"No workloads found {where}.",
         )
