@@ -7,6 +7,7 @@ through plain libjq on the whole object (sorted keys, as gojq), and require iden
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,12 +55,19 @@ def _cases() -> list[tuple[str, list[str], list[Any]]]:
 CASES = _cases()
 
 
+@functools.cache
+def _plain_program(expr: str) -> Any:
+    try:
+        return libjq.compile(expr)
+    except ValueError:
+        return None
+
+
 def _reference(expr: str, obj: Any) -> Any:
     """Plain libjq on the whole object with sorted keys: what the Document must reproduce."""
     text = json.dumps(convert.normalize(obj), sort_keys=True)
-    try:
-        program = libjq.compile(expr)
-    except ValueError:
+    program = _plain_program(expr)
+    if program is None:
         return "compile error"
     try:
         return program.input_text(text).all()
@@ -192,3 +200,33 @@ def test_an_unknown_mode_is_refused() -> None:
         Document(JOB, mode="threads")
     with pytest.raises(ValueError, match="unknown jq evaluation mode"):
         evaluate(".", JOB, mode="threads")
+
+
+RECORDINGS = Path("/work/shared/conformance/recordings")
+
+
+def _recorded_objects() -> list[tuple[str, Any]]:
+    if not RECORDINGS.is_dir():
+        return []
+    out = []
+    for recording in sorted(RECORDINGS.glob("*.yaml")):
+        slug = recording.name.split("__")[2]
+        states = [e for e in yaml.safe_load(recording.read_text())["events"] if e.get("kind") == "STATE"]
+        if states:
+            out.append((slug, states[-1]["object"]))
+    return out
+
+
+@pytest.mark.skipif(not RECORDINGS.is_dir(), reason="the shared operator recordings are not on this machine")
+def test_catalog_expressions_on_recorded_operator_objects_give_what_plain_libjq_gives() -> None:
+    definitions = {
+        path.stem: list(dict.fromkeys(_expressions(yaml.safe_load(path.read_text()))))
+        for path in DEFINITIONS.glob("*.yaml")
+    }
+    checked = 0
+    for slug, obj in _recorded_objects():
+        exprs = definitions.get(slug, [])
+        for expr, result in zip(exprs, Document(obj).evaluate_many(exprs), strict=True):
+            assert _ours(result) == _reference(expr, obj), (slug, expr)
+            checked += 1
+    assert checked >= 200
