@@ -156,9 +156,9 @@ def _through_definitions(
     if not gvks:
         return None
     if len(gvks) > 1:
-        suggestions = [
+        suggestions = sorted(
             f"{g.kind.lower()}.{g.version}.{g.group}" if g.group else f"{g.kind.lower()}.{g.version}" for g in gvks
-        ]
+        )
         raise AmbiguousType(
             f'"{token}" matches more than one Karta definition, retry with one of: {", ".join(suggestions)}',
             suggestions,
