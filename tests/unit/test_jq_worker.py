@@ -98,6 +98,20 @@ def test_a_killed_worker_is_replaced_and_the_next_call_works(contained: None) ->
     assert worker.worker_pid() not in (None, pid)
 
 
+def test_a_forked_child_gets_its_own_worker_and_leaves_the_parents_alone(contained: None) -> None:
+    evaluate(".metadata.name | ascii_upcase", OBJ)
+    parent_worker = worker.worker_pid()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        ok = evaluate(".spec.items | add", OBJ) == [6] and worker.worker_pid() not in (None, parent_worker)
+        worker.shutdown()
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert worker.worker_pid() == parent_worker
+    assert evaluate(".spec.items | length", OBJ) == [3]
+
+
 def test_the_worker_does_not_see_the_callers_environment(contained: None, monkeypatch: pytest.MonkeyPatch) -> None:
     worker.shutdown()
     monkeypatch.setenv("WMAP_TEST_SECRET", "hunter2")

@@ -370,6 +370,17 @@ def _worker() -> _Worker:
         return _WORKER
 
 
+def _forget_after_fork() -> None:
+    """A forked child must not share the parent's worker (or its pipes): it starts its own when needed."""
+    global _WORKER, _worker_lock
+    _WORKER = None
+    _worker_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def shutdown() -> None:
     """Stop the worker process (a later evaluation in mode "worker" starts a new one)."""
     if _WORKER is not None:
