@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -125,6 +126,18 @@ def test_write_back_runs_its_paths_in_the_worker_too(contained: None) -> None:
     assert doc.obj == {"spec": {"items": [{"n": 10}, {"n": 20}]}}
     with pytest.raises(JqRuntimeError, match="not a path expression"):
         doc.paths(".spec.items | map(.n)")
+
+
+def test_a_worker_that_cannot_start_is_reported_for_every_expression(
+    contained: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worker.shutdown()
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    results = Document(OBJ).evaluate_many([".spec.items | add", ".metadata.name | length"])
+    assert all(isinstance(r, JqRuntimeError) and "cannot start the jq worker process" in r.message for r in results)
+    monkeypatch.undo()
+    worker.shutdown()
+    assert evaluate(".spec.items | add", OBJ) == [6]
 
 
 # --- settings ---------------------------------------------------------------------------------------------------

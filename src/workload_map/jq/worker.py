@@ -279,6 +279,8 @@ class _Worker:
         with self.lock:
             try:
                 return self._run(list(exprs), text, max_results, kind, settings)
+            except JqError as failed:  # the worker cannot be started: every expression reports it
+                return [type(failed)(expr, failed.message) for expr in exprs]
             except _WorkerGoneError as gone:
                 if len(exprs) > 1:
                     return [self._run_alone(e, text, max_results, kind, settings) for e in exprs]
@@ -293,6 +295,8 @@ class _Worker:
     ) -> list[Any] | JqError:
         try:
             return self._run([expr], text, max_results, kind, settings)[0]
+        except JqError as failed:
+            return failed
         except _WorkerGoneError as gone:
             return self._gone_error(expr, gone, settings)
         except TimeoutError:
@@ -332,8 +336,11 @@ class _Worker:
             except (_WorkerGoneError, TimeoutError) as exc:
                 process.kill()
                 self.process = None
+                detail = exc.detail if isinstance(exc, _WorkerGoneError) else "no answer within a minute"
                 raise JqRuntimeError(
-                    exprs[0], "cannot start the jq worker process (is the memory cap too small?)"
+                    exprs[0],
+                    f"cannot start the jq worker process ({sys.executable}: {detail}); "
+                    "evaluate in process (WMAP_JQ_MODE=inprocess) or check that Python can import workload_map",
                 ) from exc
         try:
             reply = process.request({"exprs": exprs, "text": text, "max": max_results, "kind": kind}, settings.deadline)
