@@ -7,6 +7,7 @@ Rows (the object is a ~20 KB JobSet: a driver, three worker groups and an evalua
 * every expression of a JobSet-sized definition (25: instance ids, templates, scales, fragmented fields, phase,
   conditions, six `byExpression` matchers) on one object via `Document.evaluate_many`: target <= 10x json.loads;
   the same 25 expressions as 25 separate `evaluate` calls, for comparison;
+* the same 25 expressions the first time in a process (parse, analysis and one libjq compile included);
 * the compile cache: a hit (cached program) and a miss (libjq compile of a fresh expression);
 * the same 25 expressions through the worker process (mode "worker"): the pipe round trip included.
 
@@ -23,7 +24,7 @@ from typing import Any
 
 import jq as libjq
 
-from workload_map.jq import Document, convert, engine, evaluate, get_mode, set_mode, worker
+from workload_map.jq import Document, convert, engine, evaluate, fastpath, get_mode, parser, set_mode, worker
 
 
 def _container(name: str, index: int) -> dict[str, Any]:
@@ -269,6 +270,19 @@ def rows() -> list[dict[str, Any]]:
     row(
         f"jq: the same {len(DEFINITION)} expressions as separate evaluate() calls (x json.loads)",
         lambda: [evaluate(expr, obj) for expr in DEFINITION],
+        None,
+    )
+
+    def cold() -> object:
+        for cached in (engine.compile_expression, engine._program, fastpath.compile_fast, parser.parse):
+            clear = getattr(cached, "cache_clear", None)
+            if clear is not None:
+                clear()
+        return Document(obj).evaluate_many(DEFINITION)
+
+    row(
+        f"jq: the {len(DEFINITION)} expressions, first time in a process (every cache cleared) (x json.loads)",
+        cold,
         None,
     )
 

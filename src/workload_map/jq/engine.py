@@ -64,7 +64,8 @@ class Compiled:
     """What is known about one expression before it meets an object.
 
     `fast` is a pure-Python evaluator for plain paths (None: libjq runs it); `roots` the key paths it can read
-    (None: the whole object); `combinable`: it may share one libjq program with other expressions.
+    (None: the whole object); `combinable`: it parses as one complete query without comments, so it may share one
+    libjq program with other expressions.
     """
 
     expression: str
@@ -76,16 +77,20 @@ class Compiled:
 _ROOT_DEPTH: Final = 64  # follow key paths as deep as they go (up to the first `.[]`, index or dynamic key)
 
 
-def _static(expr: str) -> tuple[FastEvaluator | None, Roots | None]:
-    """The fast path and the parts of the input `expr` can read, from the static layer (parser, safety check)."""
+def _static(expr: str) -> tuple[FastEvaluator | None, Roots | None, bool]:
+    """The fast path, the parts of the input `expr` can read, and whether it parses as one complete query
+    (then it can be wrapped into a combined program without compiling it alone first)."""
     fast = fastpath.compile_fast(expr)
     try:
         tree = parser.parse(expr)
+    except (JqError, RecursionError):
+        return fast, None, False  # libjq reports the problem when the expression runs
+    try:
         patterns = _reads(tree)
         roots = roots_key(patterns if patterns is not None else safety.referenced_roots(tree, _ROOT_DEPTH))
     except (JqError, RecursionError):
-        roots = None  # libjq reports the problem when the expression runs
-    return fast, roots
+        roots = None
+    return fast, roots, True
 
 
 # --- which parts of its input an expression reads, through iterations ------------------------------------------
@@ -269,8 +274,8 @@ def _closed(node: ast.Node, bound: _Names) -> bool:
 @functools.lru_cache(maxsize=_PROGRAM_CACHE_SIZE)
 def compile_expression(expr: str) -> Compiled:
     """The cached static facts of `expr` (no libjq compile: that happens where the expression runs)."""
-    fast, roots = _static(expr)
-    return Compiled(expr, fast, roots, combinable="#" not in expr)
+    fast, roots, parses = _static(expr)
+    return Compiled(expr, fast, roots, combinable=parses and "#" not in expr)
 
 
 # --------------------------------------------------------------------------------------------------- libjq
@@ -363,17 +368,17 @@ def _combined_text(exprs: Sequence[str], kind: Kind) -> str:
 def run_batch(
     exprs: Sequence[str], text: str, max_results: int = MAX_RESULTS, kind: Kind = "values"
 ) -> list[list[Any] | JqError]:
-    """Each expression's outputs (or its error) on one JSON `text`, with the text parsed once where possible."""
+    """Each expression's outputs (or its error) on one JSON `text`, with the text parsed once where possible.
+
+    Expressions our parser accepts go into one combined program without a libjq compile of their own (a compile
+    costs about 2 ms, mostly libjq's builtins, so one program for all is also the cheapest to compile). If the
+    combined program does not compile (an undefined function in one of them), each is compiled alone to find and
+    report the broken ones, and the rest are combined again.
+    """
     results: list[list[Any] | JqError | None] = [None] * len(exprs)
-    together: list[int] = []
-    for index, expr in enumerate(exprs):
-        try:
-            _compiled_program(expr, kind)
-        except JqError as exc:
-            results[index] = exc
-            continue
-        if compile_expression(expr).combinable:
-            together.append(index)
+    together = [i for i, expr in enumerate(exprs) if compile_expression(expr).combinable]
+    if len(together) > 1 and isinstance(_program(_combined_text([exprs[i] for i in together], kind)), JqError):
+        together = [i for i in together if _compiles(exprs[i], kind, results, i)]
     while len(together) > 1:
         # one program for all; an expression that reaches the cap stops the stream, the rest go round again
         together = _run_combined([exprs[i] for i in together], text, max_results, kind, results=results, slots=together)
@@ -384,6 +389,15 @@ def run_batch(
             except JqError as exc:
                 results[index] = exc
     return [result if result is not None else [] for result in results]
+
+
+def _compiles(expr: str, kind: Kind, results: list[list[Any] | JqError | None], index: int) -> bool:
+    try:
+        _compiled_program(expr, kind)
+    except JqError as exc:
+        results[index] = exc
+        return False
+    return True
 
 
 def _run_combined(
