@@ -13,12 +13,12 @@ cached too). Many expressions on one object run as ONE libjq program, so the inp
     (try ((E1
     ) | [1, .]) catch [1, null, .]), [1], ...
 
-Each expression is compiled on its own first (so a broken one is classified and reported alone and cannot change
-how its neighbours parse). The stream tags every output with its expression, so outputs are counted in Python as
-they arrive and a runaway generator is cut off at the cap (jq's own `limit` costs more than typical expressions);
-`try ... catch` keeps an error in one expression from touching the others. Expressions with a `#` comment are
-evaluated on their own (a comment ending in a backslash continues onto the next line in jq 1.8 and would swallow
-the wrapper).
+Only expressions our parser reads as one complete query are combined (so none can change how its neighbours
+parse); if the combined program does not compile, each is compiled alone to find and report the broken ones. The
+stream tags every output with its expression, so outputs are counted in Python as they arrive and a runaway
+generator is cut off at the cap (jq's own `limit` costs more than typical expressions); `try ... catch` keeps an
+error in one expression from touching the others. Expressions with a `#` comment are evaluated on their own (a
+comment ending in a backslash continues onto the next line in jq 1.8 and would swallow the wrapper).
 
 Also here: `compile_expression`, the static facts of an expression (the fast path from `fastpath`, and which parts
 of the input it reads, so `Document` can hand libjq only those; see `_reads`).
