@@ -15,7 +15,8 @@ Rows:
 * **linear growth**: the per-pod cost (relative to `json.loads`, so machine load cancels out) at 10x and 100x over
   the same at 1x (target about 1).
 
-Building the `Workload` objects (the resolve layer: one jq evaluation per definition path) is set-up, not timed;
+Times are the process's CPU time (`time.process_time`, the collector off as in `timeit`), so other processes on a
+shared machine do not inflate them. Building the `Workload` objects (the resolve layer: one jq evaluation per definition path) is set-up, not timed;
 it is reported as its own row. The 100x attribution + view size needs 15,000 of them and several minutes on a shared
 machine, so it runs only with ``WMAP_BENCH_FULL=1``; the owner-chain rows always run at 100x.
 
@@ -190,12 +191,17 @@ def _best_pair(run: Callable[[], Any], baseline: Callable[[], Any], repeat: int)
 
 
 def _best(run: Callable[[], Any], repeat: int) -> float:
+    """Best CPU time of this process (other processes' load does not count) with the collector off, as timeit."""
     times = []
     for _ in range(repeat):
         gc.collect()
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
+        gc.disable()
+        try:
+            started = time.process_time()
+            run()
+            times.append(time.process_time() - started)
+        finally:
+            gc.enable()
     return min(times)
 
 
