@@ -12,13 +12,14 @@ Rows:
   selector) then `build_view` per workload (desired/current/ready, per-pod and rolled-up requests), per pod,
   against the same `json.loads` baseline; and the peak memory it allocates (tracemalloc), per pod, against the
   memory of the decoded pods themselves.
-* **linear growth**: the per-pod cost (relative to `json.loads`, so machine load cancels out) at 10x and 100x over
-  the same at 1x (target about 1).
+* **linear growth**: the per-pod cost (relative to `json.loads` measured alongside) at 10x and 100x over the same at
+  1x (target about 1).
 
 Times are the process's CPU time (`time.process_time`, the collector off as in `timeit`), so other processes on a
-shared machine do not inflate them. Building the `Workload` objects (the resolve layer: one jq evaluation per definition path) is set-up, not timed;
-it is reported as its own row. The 100x attribution + view size needs 15,000 of them and several minutes on a shared
-machine, so it runs only with ``WMAP_BENCH_FULL=1``; the owner-chain rows always run at 100x.
+shared machine do not inflate them. Building the `Workload` objects (the resolve layer: one jq evaluation per
+definition path) is set-up, not timed; it is reported as its own row. The 100x attribution + view size needs 15,000
+of them and several minutes on a shared machine, so it runs only with ``WMAP_BENCH_FULL=1``; the owner-chain rows
+always run at 100x.
 
 Run alone: ``python benchmarks/bench_attribution.py`` (``WMAP_BENCH_FULL=1 python benchmarks/bench_attribution.py``
 for the full 100x).
