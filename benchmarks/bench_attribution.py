@@ -8,10 +8,10 @@ Rows:
 * **owner chains**: every pod's owner chain walked to its workload (`OwnerChains.find_root`, what
   `attribute_many` does first), per pod, at 1x / 10x / 100x, against `json.loads` of the same pods' JSON text
   (what the cluster layer pays to decode them anyway).
-* **attribution + view**: `attribute_many` (ownership, component by type selector, instance by instance
-  selector) then `build_view` per workload (desired/current/ready, per-pod and rolled-up requests), per pod,
-  against the same `json.loads` baseline; and the peak memory it allocates (tracemalloc), per pod, against the
-  memory of the decoded pods themselves.
+* **attribution only**: `attribute_many` (ownership, component by type selector, instance by instance selector).
+* **attribution + view**: `attribute_many` then `build_view` per workload (desired/current/ready, per-pod and
+  rolled-up requests), per pod, against the same `json.loads` baseline; and the peak memory it allocates
+  (tracemalloc), per pod, against the memory of the decoded pods themselves.
 * **linear growth**: the per-pod cost (relative to `json.loads` measured alongside) at 10x and 100x over the same at
   1x (target about 1).
 
@@ -293,6 +293,9 @@ def rows() -> list[dict[str, Any]]:
             workloads.append(workload)
         setup_per_workload = (time.perf_counter() - started) / count
 
+        attribution, loads = _best_pair(functools.partial(attribute_many, workloads, pods, owners), decode, repeat)
+        name = f"attribution only (attribute_many), {n:,} pods / {count:,} workloads, per pod (vs json.loads)"
+        out.append(_row(name, attribution / n * 1e6, loads / n * 1e6, 2.0, "us"))
         gpus = _pipeline(workloads, pods, owners)
         assert gpus == (count - count // 2) * PODS_PER_WORKLOAD + (count // 2) * 72, gpus
         whole, loads = _best_pair(functools.partial(_pipeline, workloads, pods, owners), decode, repeat)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from workload_map.pods.attribution import AttributedPod, Attribution, attribute
@@ -84,7 +83,7 @@ class _Builder:
         self.errors: list[ViewError] = [
             ViewError(error.component, error.field, error.message) for error in resolution.errors
         ]
-        self._resources: dict[tuple[tuple[str, Fraction], ...], Resources] = {}
+        self._resources: dict[tuple[tuple[str, int, int], ...], Resources] = {}
         self.claimed: dict[tuple[str, str], list[AttributedPod]] = {}
         self.unclaimed: list[AttributedPod] = []
         if attribution is not None:
@@ -98,7 +97,8 @@ class _Builder:
     # --- resources ----------------------------------------------------------------------------------------------
 
     def resources(self, requests: ResourceList) -> Resources:
-        key = tuple(requests.items())  # pods of one template ask the same: build their figures once
+        # pods of one template ask the same: build their figures once (keyed by integers: hashing a Fraction is slow)
+        key = tuple((name, amount.numerator, amount.denominator) for name, amount in requests.items())
         found = self._resources.get(key)
         if found is None:
             found = self._resources[key] = Resources.of(requests, self.gpu_names)

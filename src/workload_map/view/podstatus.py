@@ -33,7 +33,12 @@ def pod_phase(pod: Mapping[str, Any]) -> str:
 
 def pod_ready(pod: Mapping[str, Any]) -> bool:
     """The `Ready` condition is `True`."""
-    return _conditions(pod).get("Ready", {}).get("status") == "True"
+    conditions = _mapping(pod.get("status")).get("conditions")
+    if isinstance(conditions, list):
+        for condition in conditions:
+            if isinstance(condition, (dict, Mapping)) and condition.get("type") == "Ready":
+                return condition.get("status") == "True"
+    return False
 
 
 def pod_node(pod: Mapping[str, Any]) -> str | None:
