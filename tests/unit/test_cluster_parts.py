@@ -136,3 +136,24 @@ def test_a_closed_port_is_unreachable_with_a_clear_message(tmp_path: Path) -> No
             f"cannot reach https://127.0.0.1:{port}: connection refused (check --context/--kubeconfig)"
         )
         assert [r.error for r in client.requests] == ["connection refused"]
+
+
+@pytest.mark.parametrize("server", ["foo", "http://[::1"])
+def test_a_malformed_server_url_is_a_clear_error(server: str, tmp_path: Path) -> None:
+    from workload_map.cluster import KubeconfigError
+
+    config = tmp_path / "config"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:6443"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    with pytest.raises(KubeconfigError) as info:
+        with ApiClient(load_context(ConnectionSettings(kubeconfig=str(config), server=server), {})) as client:
+            client.get("/api")
+    assert info.value.message.startswith(f"the server URL {server!r} is not valid")
+    assert info.value.hint == "the server comes from --server"

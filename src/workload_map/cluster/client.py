@@ -43,7 +43,6 @@ if TYPE_CHECKING:
 USER_AGENT = f"wmap/{__version__}"
 JSON = "application/json"
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
-METADATA_ONE = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 MERGE_PATCH = "application/merge-patch+json"
 DEFAULT_CHUNK_SIZE = 500
 _EXEC_API_VERSIONS = (
@@ -145,15 +144,21 @@ class ApiClient:
             raise KubeconfigError(f"{context.where} cannot be used: {_one_line(exc)}") from None
         timeout = context.request_timeout
         self._timeout = timeout
-        self._http: http.Client = http_mod.Client(
-            base_url=self.server,
-            verify=verify,
-            auth=auth,
-            timeout=http_mod.Timeout(timeout),
-            headers={"User-Agent": user_agent},
-            trust_env=True,
-            transport=transport,
-        )
+        try:
+            self._http: http.Client = http_mod.Client(
+                base_url=self.server,
+                verify=verify,
+                auth=auth,
+                timeout=http_mod.Timeout(timeout),
+                headers={"User-Agent": user_agent},
+                trust_env=True,
+                transport=transport,
+            )
+        except (http_mod.InvalidURL, ValueError) as exc:
+            raise KubeconfigError(
+                f"the server URL {self.server!r} is not valid: {_one_line(exc)}",
+                hint=f"the server comes from {context.server_source}",
+            ) from None
 
     # --- lifecycle --------------------------------------------------------------------------------------------
 
@@ -197,12 +202,18 @@ class ApiClient:
                 f"no answer from {self.server} within {limit} ({method} {path})",
                 hint="check that the cluster is up and reachable, or raise --request-timeout",
             ) from None
+        except (http_mod.InvalidURL, http_mod.UnsupportedProtocol) as exc:
+            self._record(RequestRecord(method, path, query, None, time.perf_counter() - start, 0, "invalid URL"))
+            raise KubeconfigError(
+                f"the server URL {self.server!r} is not valid: {_one_line(exc)}",
+                hint=f"the server comes from {self.context.server_source}",
+            ) from None
         except http_mod.TransportError as exc:
             reason = _transport_reason(exc)
             self._record(RequestRecord(method, path, query, None, time.perf_counter() - start, 0, reason))
             raise Unreachable(
                 f"cannot reach {self.server}: {reason} (check --context/--kubeconfig)",
-                hint=f"the server comes from {self.context.where}",
+                hint=f"the server comes from {self.context.server_source}",
             ) from None
         content = response.content
         self._record(

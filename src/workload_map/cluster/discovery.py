@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workload_map.cluster.errors import ApiError, ClusterError
+from workload_map.cluster.errors import ApiError
 
 if TYPE_CHECKING:
     from workload_map.cluster.client import ApiClient
@@ -362,10 +362,7 @@ class Discovery:
         return self._document
 
     def _fetch(self) -> DiscoveryDocument:
-        try:
-            document = fetch(self.client)
-        except ClusterError:
-            raise
+        document = fetch(self.client)
         self.from_cache = False
         if self.cache_path is not None:
             write_cache(self.cache_path, self.client.server, document)

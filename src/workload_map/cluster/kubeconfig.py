@@ -70,6 +70,12 @@ class KubeContext:
     files: tuple[str, ...] = ()
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
     namespace_from_flag: bool = False
+    server_from_flag: bool = False
+
+    @property
+    def server_source(self) -> str:
+        """Where the server URL came from, for hints."""
+        return "--server" if self.server_from_flag else self.where
 
     @property
     def where(self) -> str:
@@ -260,4 +266,5 @@ def load_context(settings: ConnectionSettings, environ: Mapping[str, str] | None
         files=tuple(str(f) for f in files),
         request_timeout=settings.request_timeout,
         namespace_from_flag=bool(settings.namespace),
+        server_from_flag=bool(settings.server),
     )

@@ -67,11 +67,6 @@ class ResolvedType:
     def served(self) -> bool:
         return self.resource is not None
 
-    @property
-    def display(self) -> str:
-        """The kind as messages name it."""
-        return self.kind
-
 
 def _is_builtin_group(group: str) -> bool:
     return "." not in group
