@@ -152,8 +152,8 @@ def test_a_malformed_server_url_is_a_clear_error(server: str, tmp_path: Path) ->
             }
         )
     )
-    with pytest.raises(KubeconfigError) as info:
-        with ApiClient(load_context(ConnectionSettings(kubeconfig=str(config), server=server), {})) as client:
-            client.get("/api")
+    context = load_context(ConnectionSettings(kubeconfig=str(config), server=server), {})
+    with pytest.raises(KubeconfigError) as info, ApiClient(context) as client:
+        client.get("/api")
     assert info.value.message.startswith(f"the server URL {server!r} is not valid")
     assert info.value.hint == "the server comes from --server"
