@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -102,6 +103,9 @@ Environment:
 @click.group(
     cls=LazyGroup,
     invoke_without_command=True,
+    # click 8.5 writes "[COMMAND] [ARGS]..." for a group that runs without a command, older clicks "COMMAND [ARGS]...";
+    # `wmap` alone only prints this help, so the usage line says a command is needed, with every click version.
+    subcommand_metavar="COMMAND [ARGS]...",
     context_settings=CONTEXT_SETTINGS,
     help=_ROOT_HELP,
     epilog=_ROOT_EPILOG,
@@ -139,10 +143,15 @@ def run(args: Sequence[str], prog_name: str = "wmap") -> int:
     state = context.reset(debug="--debug" in argv[: argv.index("--")] if "--" in argv else "--debug" in argv)
     try:
         try:
+            instruction = os.environ.get(COMPLETE_VAR)
+            if instruction:  # a completion script calling back (see workload_map.cli.completion)
+                from workload_map.cli.completion import shell_complete
+
+                return shell_complete(instruction, prog_name)
             result = cli.main(args=argv, prog_name=prog_name, standalone_mode=False, complete_var=COMPLETE_VAR)
         finally:
             state.flush_warnings()
-    except SystemExit as exc:  # shell completion exits from inside click
+    except SystemExit as exc:  # anything that still exits from inside click
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException as exc:
         return report_exception(exc, debug=state.debug)
