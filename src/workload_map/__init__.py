@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         loads_definitions,
         scan_definitions,
     )
+    from workload_map.pods import attribute
     from workload_map.resolve import (
         Condition,
         GVKMismatchError,
@@ -80,6 +81,7 @@ _EXPORTS: dict[str, str] = {
     "DefinitionRegistry": "workload_map.catalog",
     "build_view": "workload_map.view",
     "WorkloadView": "workload_map.view",
+    "attribute": "workload_map.pods",
     "plan": "workload_map.gang",
     "export": "workload_map.gang",
     "GangPlan": "workload_map.gang",
@@ -102,6 +104,7 @@ __all__ = [
     "WorkloadStatus",
     "WorkloadView",
     "__version__",
+    "attribute",
     "build_view",
     "builtin_definitions",
     "builtin_registry",
