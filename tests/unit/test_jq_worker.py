@@ -21,6 +21,7 @@ from workload_map.jq import (
     JqRuntimeError,
     evaluate,
     get_mode,
+    mode_scope,
     set_mode,
     worker,
 )
@@ -166,3 +167,78 @@ def test_bad_environment_values_are_ignored_with_a_warning(monkeypatch: pytest.M
         settings = worker._from_environment()
     assert settings == worker.EvaluationMode()
     assert sorted(str(w.message).split("=")[0] for w in warned) == ["WMAP_JQ_DEADLINE", "WMAP_JQ_MODE"]
+
+
+def test_auto_in_the_environment_is_the_library_default_without_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WMAP_JQ_MODE", "auto")
+    monkeypatch.delenv("WMAP_JQ_DEADLINE", raising=False)
+    monkeypatch.delenv("WMAP_JQ_MEMORY_MB", raising=False)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert worker._from_environment() == worker.EvaluationMode()
+
+
+# --- mode_scope -------------------------------------------------------------------------------------------------
+
+
+def test_a_mode_scope_contains_a_runaway_expression_and_records_the_stop() -> None:
+    before = get_mode()
+    try:
+        with mode_scope("worker", deadline=1.0, memory_mb=256) as scope:
+            assert get_mode() == worker.EvaluationMode("worker", 1.0, 256)
+            results = Document(OBJ).evaluate_many([RUNS_FOR_MINUTES, ".spec.items | add", "nope(1)"])
+        assert isinstance(results[0], JqLimitError) and "exceeded the 1 s deadline" in results[0].message
+        assert results[1] == [6]
+        assert isinstance(results[2], JqCompileError)  # an ordinary error is not a stop
+        assert [stop.expression for stop in scope.stopped] == [RUNS_FOR_MINUTES]
+    finally:
+        worker.shutdown()
+    assert get_mode() == before  # leaving the scope restores the settings in force outside
+
+
+def test_mode_scopes_nest_and_a_stop_is_recorded_in_every_enclosing_scope() -> None:
+    try:
+        with mode_scope("worker", deadline=1.0, memory_mb=256) as outer:
+            with mode_scope("inprocess") as inner:
+                assert get_mode().mode == "inprocess" and get_mode().deadline == 1.0
+                assert evaluate(".spec.items | length", OBJ) == [3]
+            assert get_mode().mode == "worker"
+            with mode_scope(deadline=1.0) as again, pytest.raises(JqLimitError):
+                evaluate(RUNS_FOR_MINUTES, OBJ)
+        assert inner.stopped == []
+        assert len(again.stopped) == 1 and outer.stopped == again.stopped
+    finally:
+        worker.shutdown()
+
+
+def test_a_mode_scope_does_not_leak_into_other_threads() -> None:
+    import threading
+
+    seen: list[str] = []
+    with mode_scope("worker", deadline=3.0):
+        thread = threading.Thread(target=lambda: seen.append(get_mode().mode))
+        thread.start()
+        thread.join()
+    assert seen == [get_mode().mode]
+
+
+def test_set_mode_inside_a_scope_changes_the_process_setting_not_the_scope() -> None:
+    before = get_mode()
+    try:
+        with mode_scope("worker", deadline=4.0):
+            set_mode("inprocess", deadline=7.0)
+            assert get_mode() == worker.EvaluationMode("worker", 4.0, before.memory_mb)
+        assert get_mode() == worker.EvaluationMode("inprocess", 7.0, before.memory_mb)
+    finally:
+        set_mode(before.mode, deadline=before.deadline, memory_mb=before.memory_mb)
+
+
+def test_mode_scope_refuses_unknown_modes_and_bad_limits() -> None:
+    with pytest.raises(ValueError, match="unknown jq evaluation mode"), mode_scope("auto"):
+        pass
+    with pytest.raises(ValueError, match="deadline"), mode_scope("worker", deadline=0):
+        pass
+    with pytest.raises(ValueError, match="memory cap"), mode_scope(memory_mb=-1):
+        pass

@@ -17,6 +17,7 @@ from workload_map._version import __version__
 from workload_map.cli import context
 from workload_map.cli.commands import COMMANDS
 from workload_map.cli.errors import EXIT_CODES_HELP, EXIT_OK, UsageError, report_exception
+from workload_map.cli.jqmode import jq_options, raise_if_stopped
 
 COMPLETE_VAR = "_WMAP_COMPLETE"
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -94,9 +95,11 @@ _ROOT_EPILOG = f"""\
 
 \b
 Environment:
-  WMAP_OUTPUT   default output format (-o) of every command
-  WMAP_CONFIG   the config file (else ~/.config/wmap/config.yaml)
-  NO_COLOR      no colour, as --no-color
+  WMAP_OUTPUT        default output format (-o) of every command
+  WMAP_CONFIG        the config file (else ~/.config/wmap/config.yaml)
+  WMAP_JQ_MODE       as --jq-mode
+  WMAP_JQ_DEADLINE   as --jq-deadline
+  NO_COLOR           no colour, as --no-color
 """
 
 
@@ -122,10 +125,12 @@ Environment:
     "--config",
     "config_path",
     metavar="PATH",
-    help="Config file with default output formats [default: $WMAP_CONFIG, else ~/.config/wmap/config.yaml].",
+    help="Config file with default output formats and the jq mode "
+    "[default: $WMAP_CONFIG, else ~/.config/wmap/config.yaml].",
 )
 @click.option("--debug", is_flag=True, help="Show the traceback of an error.")
 @click.option("--no-color", is_flag=True, help="No colour (also $NO_COLOR; colour is only used on a terminal).")
+@jq_options
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None, debug: bool, no_color: bool) -> None:
     state = context.state()
@@ -149,6 +154,7 @@ def run(args: Sequence[str], prog_name: str = "wmap") -> int:
 
                 return shell_complete(instruction, prog_name)
             result = cli.main(args=argv, prog_name=prog_name, standalone_mode=False, complete_var=COMPLETE_VAR)
+            raise_if_stopped()  # the jq worker stopped an evaluation: the output is incomplete (exit 1)
         finally:
             state.flush_warnings()
     except SystemExit as exc:  # anything that still exits from inside click

@@ -1,4 +1,4 @@
-"""The config file: default output formats, globally or per command.
+"""The config file: default output formats (globally or per command) and the jq mode.
 
 Which file: `--config PATH`, else `$WMAP_CONFIG`, else `$XDG_CONFIG_HOME/wmap/config.yaml` (`~/.config/wmap/
 config.yaml` when `XDG_CONFIG_HOME` is unset). A missing default file is ignored; a missing file named by
@@ -11,9 +11,12 @@ The content is strict YAML, one mapping:
       output: tree          # only `wmap describe`
     definitions:
       output: yaml
+    jq-mode: auto           # where definitions' jq expressions run (--jq-mode): auto, inprocess, worker
+    jq-deadline: 10         # seconds one evaluation may run in the jq worker (--jq-deadline)
 
-The top-level keys are `output` and the command names; a command's section takes `output`. Any other key, a
-value of the wrong type, or an unknown format is an error (exit 2), so a typo never silently does nothing.
+The top-level keys are `output`, `jq-mode`, `jq-deadline` and the command names; a command's section takes
+`output`. Any other key, a value of the wrong type, or an unknown format is an error (exit 2), so a typo never
+silently does nothing.
 
 Precedence of an output format: the `-o` flag, then `$WMAP_OUTPUT`, then the command's section, then the global
 `output`, then the command's default.
@@ -21,6 +24,7 @@ Precedence of an output format: the `-o` flag, then `$WMAP_OUTPUT`, then the com
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,7 +36,8 @@ from workload_map.cli.errors import UsageError
 ENV_CONFIG = "WMAP_CONFIG"
 ENV_OUTPUT = "WMAP_OUTPUT"
 
-GLOBAL_KEYS: tuple[str, ...] = ("output",)
+GLOBAL_KEYS: tuple[str, ...] = ("output", "jq-mode", "jq-deadline")
+JQ_MODES: tuple[str, ...] = ("auto", "inprocess", "worker")  # --jq-mode (workload_map.cli.jqmode)
 SECTION_KEYS: tuple[str, ...] = ("output",)
 # Every format some command prints; which ones a command takes is checked when it runs (options.OutputSpec).
 KNOWN_FORMATS: tuple[str, ...] = ("tree", "table", "wide", "json", "yaml")
@@ -45,6 +50,8 @@ class Config:
     path: str | None = None
     output: str | None = None
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    jq_mode: str | None = None
+    jq_deadline: float | None = None
 
     def output_for(self, command: str) -> tuple[str, str] | None:
         """The configured output of `command` and where it was set (for messages), or None."""
@@ -106,9 +113,14 @@ def parse_config(path: Path) -> Config:
     known = [*GLOBAL_KEYS, *commands]
     sections: dict[str, Mapping[str, Any]] = {}
     output: str | None = None
+    jq: dict[str, Any] = {}
     for key, item in value.items():
         if key == "output":
             output = _format(label, "output", item)
+        elif key == "jq-mode":
+            jq["jq_mode"] = _jq_mode(label, item)
+        elif key == "jq-deadline":
+            jq["jq_deadline"] = _seconds(label, key, item)
         elif key in commands:
             if item is None:
                 continue
@@ -126,7 +138,23 @@ def parse_config(path: Path) -> Config:
                 f"config file {label}: unknown key {key!r}",
                 hint=f"known keys: {', '.join(known)} (docs/cli.md, 'Configuration')",
             )
-    return Config(path=label, output=output, sections=sections)
+    return Config(path=label, output=output, sections=sections, **jq)
+
+
+def _jq_mode(label: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or value.lower() not in JQ_MODES:
+        raise UsageError(f"config file {label}: jq-mode is {value!r}; use one of {', '.join(JQ_MODES)}")
+    return value.lower()
+
+
+def _seconds(label: str, key: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise UsageError(f"config file {label}: {key} is {value!r}; give a positive number of seconds")
+    return float(value)
 
 
 def _format(label: str, key: str, value: Any) -> str | None:

@@ -1,4 +1,5 @@
-"""Per-invocation state every command shares: `--debug`, colour, the config file, and the warnings to print.
+"""Per-invocation state every command shares: `--debug`, colour, the config file, the jq mode, and the warnings to
+print.
 
 Warnings are collected while a command runs and printed on stderr (`warning: <message>`) after its output, so a
 long tree cannot scroll them away (as upstream's newest `kli` does); an error line, if any, comes last.
@@ -22,6 +23,9 @@ class State:
     debug: bool = False
     no_color: bool = False
     config_path: str | None = None
+    jq_mode: str | None = None  # --jq-mode / $WMAP_JQ_MODE (None: the config file's, else auto); cli.jqmode
+    jq_deadline: float | None = None  # --jq-deadline / $WMAP_JQ_DEADLINE
+    jq_stops: list[Any] = field(default_factory=list)  # evaluations the jq worker stopped (jqmode.Stop)
     warnings: list[str] = field(default_factory=list)
     _config: Config | None = None
 

@@ -25,12 +25,13 @@ from workload_map.jq.errors import (
 )
 from workload_map.jq.parser import parse
 from workload_map.jq.safety import check_safety, require_safe
-from workload_map.jq.worker import EvaluationMode, get_mode, set_mode
+from workload_map.jq.worker import EvaluationMode, EvaluationScope, get_mode, mode_scope, set_mode
 
 __all__ = [
     "MAX_RESULTS",
     "Document",
     "EvaluationMode",
+    "EvaluationScope",
     "JqCompileError",
     "JqError",
     "JqLimitError",
@@ -42,6 +43,7 @@ __all__ = [
     "check_safety",
     "evaluate",
     "get_mode",
+    "mode_scope",
     "parse",
     "paths",
     "require_safe",

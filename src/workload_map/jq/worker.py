@@ -15,9 +15,11 @@ In mode "worker" every libjq evaluation runs in a separate Python process instea
 The fast path (plain paths in pure Python, bounded by the object's size) always runs in the calling process.
 
 Settings: `set_mode("inprocess" | "worker", deadline=10.0, memory_mb=1024)`, per document
-`Document(obj, mode="worker")`, or the environment: `WMAP_JQ_MODE` (`inprocess`, `worker`), `WMAP_JQ_DEADLINE`
-(seconds), `WMAP_JQ_MEMORY_MB` (MiB, 0 for no cap), read on first use. In mode "inprocess" (the default) there is
-no deadline and no cap: use it for trusted definitions and short-lived processes.
+`Document(obj, mode="worker")`, for a block of code `with mode_scope("worker", deadline=2.0) as scope:` (this
+thread or task only; `scope.stopped` lists the evaluations the worker stopped inside it), or the environment:
+`WMAP_JQ_MODE` (`inprocess`, `worker`; `auto`, the CLI's choice by definition origin, means `inprocess` here),
+`WMAP_JQ_DEADLINE` (seconds), `WMAP_JQ_MEMORY_MB` (MiB, 0 for no cap), read on first use. In mode "inprocess"
+(the default) there is no deadline and no cap: use it for trusted definitions and short-lived processes.
 
 Protocol (stdin/stdout pipes): frames of a 4-byte big-endian length and a JSON body. The worker sends
 `{"ready": true}` once; each request `{"exprs", "text", "max", "kind"}` gets `{"results": [...]}` where each
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import contextvars
 import json
 import math
 import os
@@ -39,8 +42,8 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import IO, Any, Final
 
 import msgspec
@@ -55,7 +58,17 @@ from workload_map.jq.errors import (
     JqRuntimeError,
 )
 
-__all__ = ["MODES", "EvaluationMode", "check_mode", "get_mode", "run_batch", "set_mode", "shutdown"]
+__all__ = [
+    "MODES",
+    "EvaluationMode",
+    "EvaluationScope",
+    "check_mode",
+    "get_mode",
+    "mode_scope",
+    "run_batch",
+    "set_mode",
+    "shutdown",
+]
 
 MODES: Final = ("inprocess", "worker")
 _STARTUP_TIMEOUT: Final = 60.0
@@ -86,11 +99,11 @@ _settings_lock = threading.Lock()
 def _from_environment() -> EvaluationMode:
     settings = EvaluationMode()
     mode = os.environ.get("WMAP_JQ_MODE", "").strip().lower()
-    if mode:
+    if mode and mode != "auto":  # auto: the CLI picks per definition origin; the library default otherwise
         if mode in MODES:
             settings = replace(settings, mode=mode)
         else:
-            warnings.warn(f"WMAP_JQ_MODE={mode!r} ignored: use inprocess or worker", RuntimeWarning, stacklevel=3)
+            warnings.warn(f"WMAP_JQ_MODE={mode!r} ignored: use inprocess, worker or auto", RuntimeWarning, stacklevel=3)
     deadline = _number("WMAP_JQ_DEADLINE", allow_zero=False)
     if deadline is not None:
         settings = replace(settings, deadline=deadline)
@@ -114,13 +127,20 @@ def _number(name: str, *, allow_zero: bool) -> float | None:
     return value
 
 
-def get_mode() -> EvaluationMode:
-    """The current settings (from the environment on first use, then from `set_mode`)."""
+def _process_mode() -> EvaluationMode:
+    """The process-wide settings (from the environment on first use, then from `set_mode`)."""
     global _settings
     with _settings_lock:
         if _settings is None:
             _settings = _from_environment()
         return _settings
+
+
+def get_mode() -> EvaluationMode:
+    """The settings in force here: the innermost `mode_scope` of this thread or task, else the process-wide ones
+    (from the environment on first use, then from `set_mode`)."""
+    scopes = _scopes.get()
+    return scopes[-1].mode if scopes else _process_mode()
 
 
 def set_mode(mode: str, *, deadline: float | None = None, memory_mb: int | None = None) -> EvaluationMode:
@@ -129,22 +149,73 @@ def set_mode(mode: str, *, deadline: float | None = None, memory_mb: int | None 
     `deadline` (seconds) and `memory_mb` apply to the worker; omitted, they keep their current values.
     """
     global _settings
-    check_mode(mode)
-    if deadline is not None and deadline <= 0:
-        raise ValueError(f"the jq deadline must be positive seconds, got {deadline}")
-    if memory_mb is not None and memory_mb < 0:
-        raise ValueError(f"the jq memory cap must be MiB >= 0 (0: none), got {memory_mb}")
-    current = get_mode()
-    new = EvaluationMode(
-        mode,
-        current.deadline if deadline is None else float(deadline),
-        current.memory_mb if memory_mb is None else int(memory_mb),
-    )
+    current = _process_mode()
+    new = _settings_for(current, mode, deadline, memory_mb)
     with _settings_lock:
         _settings = new
     if new.memory_mb != current.memory_mb:
         shutdown()  # the next worker starts with the new cap
     return new
+
+
+def _settings_for(
+    current: EvaluationMode, mode: str | None, deadline: float | None, memory_mb: int | None
+) -> EvaluationMode:
+    if mode is not None:
+        check_mode(mode)
+    if deadline is not None and not (math.isfinite(deadline) and deadline > 0):
+        raise ValueError(f"the jq deadline must be positive seconds, got {deadline}")
+    if memory_mb is not None and memory_mb < 0:
+        raise ValueError(f"the jq memory cap must be MiB >= 0 (0: none), got {memory_mb}")
+    return EvaluationMode(
+        current.mode if mode is None else mode,
+        current.deadline if deadline is None else float(deadline),
+        current.memory_mb if memory_mb is None else int(memory_mb),
+    )
+
+
+@dataclass
+class EvaluationScope:
+    """What `mode_scope` yields: the settings in force inside it (`mode`) and the evaluations the worker stopped
+    inside it (`stopped`: each a `JqLimitError` for the deadline or the memory cap, in the order they happened)."""
+
+    mode: EvaluationMode
+    stopped: list[JqLimitError] = field(default_factory=list)
+
+
+_scopes: contextvars.ContextVar[tuple[EvaluationScope, ...]] = contextvars.ContextVar(
+    "workload_map_jq_scopes", default=()
+)
+
+
+@contextlib.contextmanager
+def mode_scope(
+    mode: str | None = None, *, deadline: float | None = None, memory_mb: int | None = None
+) -> Iterator[EvaluationScope]:
+    """Evaluate in `mode` (with this deadline and memory cap) inside the `with` block, in this thread or asyncio
+    task only; omitted settings are those in force outside. Scopes nest; leaving one restores what was there.
+
+    A `Document` with its own mode keeps it (the deadline and cap still come from the scope). Every evaluation the
+    worker stops for the deadline or the memory cap is recorded in `stopped` of each enclosing scope, so a caller
+    can tell "this definition was cut off" from an ordinary jq error.
+
+        with mode_scope("worker", deadline=2.0) as scope:
+            view = build_view(Workload(untrusted_definition, obj))
+        if scope.stopped: ...
+    """
+    scope = EvaluationScope(_settings_for(get_mode(), mode, deadline, memory_mb))
+    token = _scopes.set((*_scopes.get(), scope))
+    try:
+        yield scope
+    finally:
+        _scopes.reset(token)
+
+
+def _stopped(error: JqLimitError) -> JqLimitError:
+    """Record a deadline or memory-cap stop in the enclosing scopes; returns the error."""
+    for scope in _scopes.get():
+        scope.stopped.append(error)
+    return error
 
 
 def run_batch(
@@ -304,7 +375,7 @@ class _Worker:
 
     def _gone_error(self, expr: str, gone: _WorkerGoneError, settings: EvaluationMode) -> JqError:
         if gone.memory and settings.memory_mb:
-            return JqLimitError(expr, f"evaluation exceeded the {settings.memory_mb} MiB memory cap")
+            return _stopped(JqLimitError(expr, f"evaluation exceeded the {settings.memory_mb} MiB memory cap"))
         return JqRuntimeError(
             expr, f"the jq worker process died during the evaluation ({gone.detail}); a new one has been started"
         )
@@ -361,7 +432,7 @@ class _Worker:
 
 
 def _deadline_error(expr: str, settings: EvaluationMode) -> JqLimitError:
-    return JqLimitError(expr, f"evaluation exceeded the {settings.deadline:g} s deadline")
+    return _stopped(JqLimitError(expr, f"evaluation exceeded the {settings.deadline:g} s deadline"))
 
 
 _WORKER: _Worker | None = None

@@ -168,12 +168,16 @@ def _scope_pods(
     return scoped
 
 
-def _resolve_all(manifests: Sequence[Manifest], definition_paths: Sequence[str]) -> list[tuple[Manifest, Workload]]:
+def _resolve_all(
+    manifests: Sequence[Manifest], definition_paths: Sequence[str]
+) -> tuple[list[tuple[Manifest, Workload]], dict[Workload, str]]:
+    """The covered workloads of the input, and the origin of each one's definition (for `definition_scope`)."""
     from workload_map.cli.definitions_source import build_registry
     from workload_map.resolve import ResolveError, Workload
 
     registry = build_registry(definition_paths)
     found: list[tuple[Manifest, Workload]] = []
+    origins: dict[Workload, str] = {}
     uncovered: list[Manifest] = []
     for manifest in manifests:
         if not manifest.has_type:
@@ -184,9 +188,11 @@ def _resolve_all(manifests: Sequence[Manifest], definition_paths: Sequence[str])
                 uncovered.append(manifest)
             continue
         try:
-            found.append((manifest, Workload(resolved.karta, manifest.value)))
+            workload = Workload(resolved.karta, manifest.value)
         except ResolveError as error:
             raise CLIError(f"{manifest.label}: {error}") from None
+        found.append((manifest, workload))
+        origins[workload] = resolved.origin
     for manifest in uncovered:
         name = f' "{manifest.name}"' if manifest.name else ""
         message = f"no definition covers {manifest.gvk_text}{name} ({manifest.label})"
@@ -197,7 +203,7 @@ def _resolve_all(manifests: Sequence[Manifest], definition_paths: Sequence[str])
         if uncovered:
             raise NoDefinition("no workload of the input is covered by a definition", hint=NO_DEFINITION_HINT)
         raise NoDefinition("no workload in the input", hint="-f reads workload manifests (a PyTorchJob, a JobSet, ...)")
-    return found
+    return found, origins
 
 
 # --- the command ------------------------------------------------------------------------------------------------
@@ -344,7 +350,7 @@ def gang(
     manifests = read_manifests(files)
     if not manifests.documents:
         raise UsageError(f"{', '.join(files)}: no documents (the input is empty)", hint="-f reads Kubernetes manifests")
-    workloads = _resolve_all(manifests.documents, definition_paths)
+    workloads, origins = _resolve_all(manifests.documents, definition_paths)
     scoped: list[list[dict[str, Any]] | None] = [None] * len(workloads)
     if pod_files:
         pods, owners = _pods_and_owners(pod_files)
@@ -357,8 +363,11 @@ def gang(
         shown = ", ".join(skipped[:10]) + (f", and {len(skipped) - 10} more" if len(skipped) > 10 else "")
         state().note(f"skipped {len(skipped)} object{'s' * (len(skipped) != 1)} without gang instructions: {shown}")
         pairs = plannable
+    from workload_map.cli.jqmode import definition_scope
+
     for (_, workload), pods_of in pairs:
-        documents.extend(gang_documents(workload, pods_of, options))
+        with definition_scope(workload.definition.name, origins[workload]):
+            documents.extend(gang_documents(workload, pods_of, options))
     write_documents(documents, output_format)
 
 

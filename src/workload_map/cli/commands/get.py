@@ -111,6 +111,15 @@ def make_rows(
     objects: Sequence[dict[str, Any]], definition: Resolved, type_label: str, *, wide: bool
 ) -> tuple[list[Row], list[str]]:
     """Resolve each object through the definition (spec and status only); a failure skips it with a warning."""
+    from workload_map.cli.jqmode import definition_scope
+
+    with definition_scope(definition.karta.name, definition.origin):
+        return _make_rows(objects, definition, type_label, wide=wide)
+
+
+def _make_rows(
+    objects: Sequence[dict[str, Any]], definition: Resolved, type_label: str, *, wide: bool
+) -> tuple[list[Row], list[str]]:
     from workload_map.resolve import ResolveError, Workload
     from workload_map.view import build_view
 

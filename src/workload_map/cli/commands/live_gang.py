@@ -29,6 +29,7 @@ def gang_live(
     pod_files: tuple[str, ...] = (),
 ) -> None:
     from workload_map.cli.commands.gang import gang_documents, write_documents
+    from workload_map.cli.jqmode import definition_scope
     from workload_map.resolve import ResolveError
 
     if pod_files:
@@ -43,9 +44,10 @@ def gang_live(
 
         for message in live.warnings:
             state().warn(message)
-        try:
-            workload = live.workload()
-        except ResolveError as exc:
-            raise CLIError(f"{rtype.kind}/{name}: {exc}") from None
-        documents = gang_documents(workload, live.owned_pods(), options)
+        with definition_scope(rtype.definition.karta.name, rtype.definition.origin):
+            try:
+                workload = live.workload()
+            except ResolveError as exc:
+                raise CLIError(f"{rtype.kind}/{name}: {exc}") from None
+            documents = gang_documents(workload, live.owned_pods(), options)
     write_documents(documents, output_format)

@@ -20,6 +20,7 @@ import click
 
 from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError
+from workload_map.cli.jqmode import definition_scope
 from workload_map.cli.live import cache_dir_option, live_session, parse_target, translate_errors
 from workload_map.cli.options import ConnectionOptions, connection_options, definitions_option
 
@@ -106,7 +107,7 @@ def run_suspend(
     with live_session(connection, cache_dir=cache_dir, definition_paths=definition_paths) as session:
         rtype = session.resolve(token)
         namespace = session.namespace
-        with translate_errors():
+        with translate_errors(), definition_scope(rtype.definition.karta.name, rtype.definition.origin):
             for attempt in range(CONFLICT_RETRIES + 1):
                 try:
                     patch, returned = _patch_once(
@@ -129,8 +130,10 @@ def run_suspend(
         suffix = " (server dry run: nothing was stored)" if dry_run == "server" else ""
         state().stdout.write(f"{what} {done}{suffix}\n")
         if returned is not None and dry_run == "none":
-            check = Workload(rtype.definition.karta, returned, validate=False)
-            if _apply(check, verb):
+            with definition_scope(rtype.definition.karta.name, rtype.definition.origin):
+                check = Workload(rtype.definition.karta, returned, validate=False)
+                missing = bool(_apply(check, verb))
+            if missing:
                 state().warn(f"{what}: the stored object does not carry every {verb} setting (an admission webhook?)")
 
 

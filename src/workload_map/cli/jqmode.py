@@ -1,0 +1,163 @@
+"""Where the jq expressions of a definition run: `--jq-mode auto|inprocess|worker` and `--jq-deadline SECONDS`.
+
+A definition's expressions are code. Those read from a cluster (`Karta` objects, origin "cluster") were written by
+whoever may create a custom resource there, so by default (`auto`) they run in the jq worker process
+(`workload_map.jq`, docs/jq.md "Containment") under a deadline (10 s unless `--jq-deadline`, as upstream's
+per-evaluation timeout) and a memory cap; local (`--definitions`) and built-in definitions run in this process.
+`inprocess` and `worker` choose one place for every definition.
+
+Precedence: the flag, then `$WMAP_JQ_MODE` / `$WMAP_JQ_DEADLINE` (both read by click), then the config file's
+`jq-mode` / `jq-deadline`, then `auto` and the jq layer's deadline.
+
+Commands resolve every workload inside `definition_scope(name, origin)`. An evaluation the worker stops (past the
+deadline or the memory cap) is shown where it failed (a view error, a skipped row) and recorded; `app.run` then
+ends an otherwise successful command with exit 1 and one `error:` line naming the definition and the limit
+(`raise_if_stopped`), since its output is incomplete.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from workload_map.cli.config import JQ_MODES
+from workload_map.cli.context import state
+from workload_map.cli.errors import CLIError
+
+if TYPE_CHECKING:
+    from workload_map.jq import JqLimitError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = ["JQ_MODES", "JqPolicy", "Stop", "current_policy", "definition_scope", "evaluation_mode", "jq_options"]
+
+ENV_JQ_MODE = "WMAP_JQ_MODE"
+ENV_JQ_DEADLINE = "WMAP_JQ_DEADLINE"
+UNTRUSTED_ORIGINS: frozenset[str] = frozenset({"cluster"})
+_EXPRESSION_SHOWN = 60
+
+
+def evaluation_mode(origin: str, mode: str) -> str:
+    """Where the expressions of a definition from `origin` (`local`, `cluster`, `catalog`) run under `mode`:
+    `worker` or `inprocess`. `auto` contains the cluster's definitions only."""
+    if mode == "auto":
+        return "worker" if origin in UNTRUSTED_ORIGINS else "inprocess"
+    if mode not in JQ_MODES:
+        raise ValueError(f"unknown jq mode {mode!r}: use one of {', '.join(JQ_MODES)}")
+    return mode
+
+
+@dataclass(frozen=True)
+class JqPolicy:
+    """The mode chosen for this run and the worker's deadline (None: the jq layer's, 10 s by default)."""
+
+    mode: str = "auto"
+    deadline: float | None = None
+
+
+def current_policy() -> JqPolicy:
+    """The flag (or its environment variable), else the config file, else `auto` and the default deadline."""
+    current = state()
+    mode, deadline = current.jq_mode, current.jq_deadline
+    if mode is None or deadline is None:
+        config = current.config  # read only when a flag left something open
+        mode = mode or config.jq_mode
+        deadline = deadline if deadline is not None else config.jq_deadline
+    return JqPolicy(mode or "auto", deadline)
+
+
+@dataclass(frozen=True)
+class Stop:
+    """One evaluation the worker stopped: the definition, where it came from, and the `JqLimitError`."""
+
+    definition: str
+    origin: str
+    error: JqLimitError
+
+
+@contextmanager
+def definition_scope(definition: str, origin: str) -> Iterator[None]:
+    """Resolve (build the Workload, its view, plan or patch) of a definition from `origin` inside this block: its
+    expressions run where the policy says, and what the worker stops is recorded for `raise_if_stopped`."""
+    from workload_map.jq import mode_scope
+
+    policy = current_policy()
+    with mode_scope(evaluation_mode(origin, policy.mode), deadline=policy.deadline) as scope:
+        try:
+            yield
+        finally:
+            state().jq_stops.extend(Stop(definition, origin, error) for error in scope.stopped)
+
+
+def _shown(expression: str) -> str:
+    text = " ".join(expression.split())
+    return text if len(text) <= _EXPRESSION_SHOWN else text[: _EXPRESSION_SHOWN - 3] + "..."
+
+
+def stopped_error() -> CLIError | None:
+    """The error that ends a run in which the worker stopped an evaluation (None when it stopped none)."""
+    stops = state().jq_stops
+    if not stops:
+        return None
+    first = stops[0]
+    more = len(stops) - 1
+    tail = f" (and {more} more stopped evaluation{'s' * (more != 1)})" if more else ""
+    message = (
+        f'definition "{first.definition}" ({first.origin}): {first.error.message} in '
+        f"'{_shown(first.error.expression)}'{tail}"
+    )
+    if "memory cap" in first.error.message:
+        hint = "the output is incomplete; raise the cap with WMAP_JQ_MEMORY_MB=<MiB>, or fix the expression"
+    else:
+        hint = "the output is incomplete; allow more time with --jq-deadline SECONDS, or fix the expression"
+    return CLIError(message, hint=hint)
+
+
+def raise_if_stopped() -> None:
+    """Called after a command succeeded: exit 1 when an evaluation was stopped on the way."""
+    error = stopped_error()
+    if error is not None:
+        raise error
+
+
+# --- the root options -----------------------------------------------------------------------------------------
+
+
+def _store_mode(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    state().jq_mode = value.lower() if value else None
+
+
+def _store_deadline(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise click.BadParameter("must be a positive number of seconds", ctx=ctx, param=param)
+    state().jq_deadline = value
+
+
+def jq_options(f: F) -> F:
+    """`--jq-mode` and `--jq-deadline` on the root command (their values go to the run's state)."""
+    f = click.option(
+        "--jq-deadline",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        envvar=ENV_JQ_DEADLINE,
+        expose_value=False,
+        callback=_store_deadline,
+        help="How long one jq evaluation may run in the worker before it is stopped [default: 10; "
+        f"${ENV_JQ_DEADLINE}].",
+    )(f)
+    return click.option(
+        "--jq-mode",
+        type=click.Choice(JQ_MODES, case_sensitive=False),
+        default=None,
+        envvar=ENV_JQ_MODE,
+        expose_value=False,
+        callback=_store_mode,
+        help="Where definitions' jq expressions run: auto (cluster definitions in a worker process with a "
+        f"deadline, local and built-in ones in process), inprocess, or worker [default: auto; ${ENV_JQ_MODE}].",
+    )(f)
