@@ -242,6 +242,75 @@ class _RequiredClusterSource:
         return result.definitions, result.warnings
 
 
+# --- best effort: the cluster's definitions for a command that works without a cluster ---------------------------
+
+OPTIONAL_REQUEST_TIMEOUT = 10.0
+"""Seconds per request when reading the cluster's definitions is optional and `--request-timeout` is not given:
+the built-in definitions should not wait 30 s on a cluster that does not answer."""
+
+
+def kubeconfig_configured(connection: ConnectionOptions) -> bool:
+    """Whether there is a cluster to try: a connection flag, `$KUBECONFIG`, `~/.kube/config` or the in-cluster
+    service account. False only when there is none of them (then the cluster is left out silently)."""
+    import os
+
+    from workload_map.cluster.kubeconfig import DEFAULT_KUBECONFIG, SERVICE_ACCOUNT_DIR
+
+    flags = (connection.kubeconfig, connection.context, connection.cluster, connection.user, connection.server)
+    if any(flags) or connection.token:
+        return True
+    if os.environ.get("KUBECONFIG", "").strip():
+        return True
+    if Path(DEFAULT_KUBECONFIG).expanduser().is_file():
+        return True
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and Path(SERVICE_ACCOUNT_DIR).is_dir()
+
+
+class OptionalClusterSource:
+    """The cluster's Karta definitions for a command that works without a cluster (`wmap definitions`): never
+    raises. A kubeconfig that cannot be used, an unreachable server, refused credentials or a refused list are one
+    warning each (`could not read Karta definitions from the cluster: ...; showing built-in definitions only`), a
+    missing CRD a `--debug` note. Build it with `optional_cluster_source`."""
+
+    def __init__(self, connection: ConnectionOptions, debug: bool) -> None:
+        self.connection = connection
+        self.debug = debug
+
+    def load(self) -> tuple[list[Karta], list[str]]:
+        from dataclasses import replace
+
+        from workload_map.cluster import Cluster, ClusterError
+
+        settings = connection_settings(self.connection)
+        if self.connection.request_timeout is None:
+            settings = replace(settings, request_timeout=OPTIONAL_REQUEST_TIMEOUT)
+        try:
+            cluster = Cluster(settings, cache_dir=None, log=_debug_log if self.debug else None)
+        except ClusterError as exc:
+            message = f"could not read Karta definitions from the cluster: {exc.message}"
+            return [], [f"{message}; showing built-in definitions only"]
+        try:
+            result = cluster.definitions()  # never raises a ClusterError
+            if self.debug:
+                for note in result.notes:
+                    _debug_log(note)
+        finally:
+            if self.debug:
+                count = cluster.requests
+                _debug_log(f"{count} request{'s' * (count != 1)} to {cluster.client.server}")
+            cluster.close()
+        return result.definitions, result.warnings
+
+
+def optional_cluster_source(connection: ConnectionOptions) -> OptionalClusterSource | None:
+    """A best-effort source of the cluster's definitions, or None when no kubeconfig is configured at all. A bad
+    `--request-timeout` is exit 2, as for the live commands."""
+    connection_settings(connection)  # checks the flags now
+    if not kubeconfig_configured(connection):
+        return None
+    return OptionalClusterSource(connection, state().debug)
+
+
 def no_definition_payload(token: str) -> dict[str, Any]:
     """The machine-readable error of kli-cli §4.10 for a live TYPE no definition covers."""
     return {

@@ -55,7 +55,7 @@ COMMANDS: dict[str, CommandSpec] = {
     ),
     "definitions": CommandSpec(
         "workload_map.cli.commands.definitions:definitions",
-        "List the Karta definitions in use (built-in and --definitions), or print one.",
+        "List the Karta definitions in use (built-in, the cluster's and --definitions), or print one.",
     ),
     "validate": CommandSpec(
         "workload_map.cli.commands.validate:validate",

@@ -1,5 +1,9 @@
-"""`wmap definitions [NAME]`: the definitions in use (built-in catalog plus --definitions), as a table or as the
-Karta objects themselves (-o yaml|json, loadable back with `load_definitions` or `kubectl apply -f`)."""
+"""`wmap definitions [NAME]`: the definitions in use (built-in catalog, the cluster's Kartas when a kubeconfig is
+configured, and --definitions), as a table or as the Karta objects themselves (-o yaml|json, loadable back with
+`load_definitions` or `kubectl apply -f`).
+
+The cluster is optional here: with no kubeconfig at all it is left out silently; a configured one that cannot be
+used or reached is a warning, and the other definitions are still listed (exit 0), as upstream."""
 
 from __future__ import annotations
 
@@ -10,8 +14,10 @@ import click
 from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError, UsageError
 from workload_map.cli.options import (
+    ConnectionOptions,
     OutputSpec,
     component_limit_option,
+    connection_options,
     definitions_option,
     output_option,
     resolve_output,
@@ -94,9 +100,12 @@ def _check_filters(name: str | None, group: str | None, kind: str | None, versio
 
 
 _HELP = """\
-List the Karta definitions in use: the built-in catalog and any --definitions, or print one (NAME).
+List the Karta definitions in use: the built-in catalog, the cluster's Karta objects (when a kubeconfig is
+configured) and any --definitions, or print one (NAME).
 
-A local definition replaces the built-in one for the same kind. COMPONENTS lists the root and its children,
+For the same kind a local definition wins over the cluster's, which wins over the built-in one (ORIGIN says which
+is in use). Without a kubeconfig the cluster is left out silently; one that cannot be reached is a warning, and
+the rest is still listed. COMPONENTS lists the root and its children,
 STATUSES how many of the 8 phases the definition can report, SUSPEND whether it can suspend and resume the
 workload, GANG whether it declares gang scheduling.
 
@@ -122,6 +131,7 @@ Examples:
 @output_option(OUTPUT)
 @definitions_option
 @component_limit_option(3, "Show at most N child components in COMPONENTS (0: all). Table output only.")
+@connection_options
 def definitions(
     *,
     name: str | None,
@@ -131,12 +141,15 @@ def definitions(
     output: str | None,
     definition_paths: tuple[str, ...],
     component_limit: int,
+    connection: ConnectionOptions | None = None,
 ) -> None:
     _check_filters(name, group, kind, version)
     fmt = resolve_output(OUTPUT, output)
     from workload_map.cli.definitions_source import build_registry
+    from workload_map.cli.live import optional_cluster_source
 
-    registry = build_registry(definition_paths)
+    cluster = optional_cluster_source(connection or ConnectionOptions())
+    registry = build_registry(definition_paths, cluster=cluster)
     entries: list[Entry]
     if name is not None:
         found = registry.by_name(name)
