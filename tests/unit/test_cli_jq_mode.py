@@ -205,10 +205,11 @@ def test_every_mode_gives_the_same_view_of_a_well_behaved_workload(wmap: Wmap) -
 @pytest.mark.parametrize(
     ("args", "env", "message"),
     [
-        (["--jq-mode", "threads"], {}, "'threads' is not one of 'auto', 'inprocess', 'worker'"),
-        (["--jq-deadline", "0"], {}, "must be a positive number of seconds"),
-        (["--jq-deadline", "soon"], {}, "'soon' is not a valid float"),
-        ([], {"WMAP_JQ_DEADLINE": "-3"}, "must be a positive number of seconds"),
+        (["--jq-mode", "threads"], {}, "error: --jq-mode is 'threads'; use one of auto, inprocess, worker"),
+        ([], {"WMAP_JQ_MODE": "fast"}, "error: $WMAP_JQ_MODE is 'fast'; use one of auto, inprocess, worker"),
+        (["--jq-deadline", "0"], {}, "error: --jq-deadline is '0'; give a positive number of seconds"),
+        (["--jq-deadline", "soon"], {}, "error: --jq-deadline is 'soon'; give a positive number of seconds"),
+        ([], {"WMAP_JQ_DEADLINE": "-3"}, "error: $WMAP_JQ_DEADLINE is '-3'; give a positive number of seconds"),
     ],
 )
 def test_a_bad_mode_or_deadline_is_a_usage_error(
@@ -216,7 +217,7 @@ def test_a_bad_mode_or_deadline_is_a_usage_error(
 ) -> None:
     result = wmap(*args, "describe", "-f", str(EXAMPLES / "jobset.yaml"), env=env)
     assert result.code == 2
-    assert result.stderr.startswith("error: ") and message in result.stderr
+    assert result.stderr.startswith(message)
     assert result.stdout == ""
 
 
@@ -236,7 +237,10 @@ def test_a_bad_jq_setting_in_the_config_file_names_the_key(wmap: Wmap, tmp_path:
     assert message in result.stderr
 
 
-def test_the_root_help_lists_the_jq_options(wmap: Wmap) -> None:
+def test_the_root_help_lists_the_jq_options_and_the_modes_complete(wmap: Wmap) -> None:
     result = wmap("--help")
     assert "--jq-mode [auto|inprocess|worker]" in result.stdout
     assert "--jq-deadline SECONDS" in result.stdout
+    completed = wmap(env={"_WMAP_COMPLETE": "bash_complete", "COMP_WORDS": "wmap --jq-mode in", "COMP_CWORD": "2"})
+    assert completed.code == 0
+    assert completed.stdout.split() == ["plain,inprocess"]

@@ -6,7 +6,7 @@ whoever may create a custom resource there, so by default (`auto`) they run in t
 per-evaluation timeout) and a memory cap; local (`--definitions`) and built-in definitions run in this process.
 `inprocess` and `worker` choose one place for every definition.
 
-Precedence: the flag, then `$WMAP_JQ_MODE` / `$WMAP_JQ_DEADLINE` (both read by click), then the config file's
+Precedence: the flag, then `$WMAP_JQ_MODE` / `$WMAP_JQ_DEADLINE`, then the config file's
 `jq-mode` / `jq-deadline`, then `auto` and the jq layer's deadline.
 
 Commands resolve every workload inside `definition_scope(name, origin)`. An evaluation the worker stops (past the
@@ -18,6 +18,7 @@ ends an otherwise successful command with exit 1 and one `error:` line naming th
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ import click
 
 from workload_map.cli.config import JQ_MODES
 from workload_map.cli.context import state
-from workload_map.cli.errors import CLIError
+from workload_map.cli.errors import CLIError, UsageError
 
 if TYPE_CHECKING:
     from workload_map.jq import JqLimitError
@@ -128,24 +129,49 @@ def raise_if_stopped() -> None:
 # --- the root options -----------------------------------------------------------------------------------------
 
 
+def _given(value: str | None, flag: str, env: str) -> tuple[str | None, str]:
+    """The value (the flag's, else the environment variable's; None when neither is set) and where it came from,
+    for messages. The environment is read here rather than by click, so a message names the variable."""
+    if value is not None:
+        return value, flag
+    return os.environ.get(env, "").strip() or None, f"${env}"
+
+
 def _store_mode(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    state().jq_mode = value.lower() if value else None
+    if ctx.resilient_parsing:  # completing: never fail
+        return
+    given, where = _given(value, "--jq-mode", ENV_JQ_MODE)
+    mode = given.strip().lower() if given else None
+    if mode and mode not in JQ_MODES:
+        raise UsageError(f"{where} is {given!r}; use one of {', '.join(JQ_MODES)}")
+    state().jq_mode = mode or None
 
 
-def _store_deadline(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise click.BadParameter("must be a positive number of seconds", ctx=ctx, param=param)
-    state().jq_deadline = value
+def _store_deadline(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if ctx.resilient_parsing:
+        return
+    given, where = _given(value, "--jq-deadline", ENV_JQ_DEADLINE)
+    seconds: float | None = None
+    if given is not None:
+        try:
+            seconds = float(given)
+        except ValueError:
+            seconds = -1.0
+        if not (math.isfinite(seconds) and seconds > 0):
+            raise UsageError(f"{where} is {given!r}; give a positive number of seconds (e.g. 10 or 2.5)")
+    state().jq_deadline = seconds
+
+
+def _complete_mode(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    return [mode for mode in JQ_MODES if mode.startswith(incomplete)]
 
 
 def jq_options(f: F) -> F:
     """`--jq-mode` and `--jq-deadline` on the root command (their values go to the run's state)."""
     f = click.option(
         "--jq-deadline",
-        type=float,
         default=None,
         metavar="SECONDS",
-        envvar=ENV_JQ_DEADLINE,
         expose_value=False,
         callback=_store_deadline,
         help="How long one jq evaluation may run in the worker before it is stopped [default: 10; "
@@ -153,11 +179,11 @@ def jq_options(f: F) -> F:
     )(f)
     return click.option(
         "--jq-mode",
-        type=click.Choice(JQ_MODES, case_sensitive=False),
         default=None,
-        envvar=ENV_JQ_MODE,
+        metavar="[" + "|".join(JQ_MODES) + "]",
         expose_value=False,
         callback=_store_mode,
+        shell_complete=_complete_mode,
         help="Where definitions' jq expressions run: auto (cluster definitions in a worker process with a "
         f"deadline, local and built-in ones in process), inprocess, or worker [default: auto; ${ENV_JQ_MODE}].",
     )(f)
