@@ -21,7 +21,17 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
-_CLEARED = ("WMAP_OUTPUT", "WMAP_CONFIG", "NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "KUBECONFIG")
+_CLEARED = (
+    "WMAP_OUTPUT",
+    "WMAP_CONFIG",
+    "WMAP_JQ_MODE",
+    "WMAP_JQ_DEADLINE",
+    "WMAP_JQ_MEMORY_MB",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR_FORCE",
+    "KUBECONFIG",
+)
 
 
 @dataclass(frozen=True)
