@@ -36,6 +36,8 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
+from _common import interleaved, json_loads_baseline
+from _common import row as _row
 from workload_map.catalog.registry import builtin_registry
 from workload_map.pods import OwnerChains, attribute_many
 from workload_map.resolve import Workload
@@ -182,30 +184,6 @@ def scenario(workloads: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
     return objects, owners, json.dumps(pods)
 
 
-def _best_pair(run: Callable[[], Any], baseline: Callable[[], Any], repeat: int) -> tuple[float, float]:
-    """Best times of `run` and `baseline`, measured alternately (a shared machine's load hits both alike)."""
-    best_run, best_base = float("inf"), float("inf")
-    for _ in range(repeat):
-        best_base = min(best_base, _best(baseline, 1))
-        best_run = min(best_run, _best(run, 1))
-    return best_run, best_base
-
-
-def _best(run: Callable[[], Any], repeat: int) -> float:
-    """Best CPU time of this process (other processes' load does not count) with the collector off, as timeit."""
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        gc.disable()
-        try:
-            started = time.process_time()
-            run()
-            times.append(time.process_time() - started)
-        finally:
-            gc.enable()
-    return min(times)
-
-
 def _peak(run: Callable[[], Any]) -> int:
     gc.collect()
     tracemalloc.start()
@@ -228,18 +206,6 @@ def _decoded_size(text: str) -> int:
         tracemalloc.stop()
 
 
-def _row(name: str, figure: float, baseline: float | None, target: float | None, unit: str) -> dict[str, Any]:
-    ratio = round(figure / baseline, 2) if baseline else None
-    return {
-        "name": name,
-        "figure": round(figure, 3),
-        "baseline": round(baseline, 3) if baseline is not None else None,
-        "ratio": ratio,
-        "target": target,
-        "unit": unit,
-    }
-
-
 def _walk(pods: list[dict[str, Any]], owners: list[dict[str, Any]], roots: set[str]) -> int:
     chains = OwnerChains(owners, pods=pods)
     return sum(1 for pod in pods if chains.find_root(pod, roots) is not None)
@@ -249,6 +215,12 @@ def _pipeline(workloads: list[Workload], pods: list[dict[str, Any]], owners: lis
     attributions = attribute_many(workloads, pods, owners)
     views = [build_view(workload, attribution=a) for workload, a in zip(workloads, attributions, strict=True)]
     return sum(view.resources.gpus for view in views)
+
+
+def _best_pair(run: Callable[[], Any], baseline: Callable[[], Any], repeat: int) -> tuple[float, float]:
+    """Best times of `run` and `baseline`, measured alternately (a shared machine's load hits both alike), each the
+    CPU time of this process (other processes' load does not count) with the collector off, as timeit."""
+    return interleaved(run, baseline, rounds=repeat, collect=True, gc_off=True, cpu=True)
 
 
 def rows() -> list[dict[str, Any]]:
@@ -266,7 +238,7 @@ def rows() -> list[dict[str, Any]]:
         pods: list[dict[str, Any]] = json.loads(text)
         n = len(pods)
         repeat = {1: 7, 10: 3}.get(factor, 1)
-        decode = functools.partial(json.loads, text)
+        decode = json_loads_baseline(text)
         roots = {obj["metadata"]["uid"] for obj in objects}
         assert _walk(pods, owners, roots) == n
         chain, loads = _best_pair(functools.partial(_walk, pods, owners, roots), decode, repeat)

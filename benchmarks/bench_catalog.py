@@ -13,17 +13,18 @@ Run alone: ``python benchmarks/bench_catalog.py``.
 from __future__ import annotations
 
 import copy
-import timeit
 from importlib import resources
 from typing import Any
 
 import yaml
 
+from _common import best, row
 from workload_map.catalog import builtin_definitions, builtin_registry, registry
 
 
 def _best_us(stmt: Any, number: int, repeat: int = 5) -> float:
-    return min(timeit.repeat(stmt, number=number, repeat=repeat)) / number * 1e6
+    """Microseconds per call, the best of `repeat` rounds of `number` calls with the collector off (as timeit)."""
+    return best(stmt, repeat=repeat, number=number, gc_off=True) * 1e6
 
 
 def rows() -> list[dict[str, Any]]:
@@ -51,33 +52,27 @@ def rows() -> list[dict[str, Any]]:
     lookup = _best_us(lambda: reg.for_object(obj), 5000)
     plain = _best_us(lambda: table.get(("kubeflow.org", "v1", "PyTorchJob")), 5000)
     return [
-        {
-            "name": f"builtin_definitions(), {len(definitions)} definitions, cached (vs copy.deepcopy of them)",
-            "figure": round(fresh, 1),
-            "baseline": round(deep, 1),
-            "ratio": round(fresh / deep, 3),
-            "target": 0.5,
-            "unit": "us",
-        },
-        {
-            "name": "first load of the built-in catalog (vs PyYAML C-loader parse of the same files)",
-            "figure": round(first / 1000, 1),
-            "baseline": round(parse / 1000, 1),
-            "ratio": round(first / parse, 2),
-            "target": None,
-            "unit": "ms",
-        },
-        {
-            "name": "registry.for_object (vs a dict lookup by GVK)",
-            "figure": round(lookup, 2),
-            "baseline": round(plain, 3),
-            "ratio": round(lookup / plain, 1),
-            "target": None,
-            "unit": "us",
-        },
+        row(
+            f"builtin_definitions(), {len(definitions)} definitions, cached (vs copy.deepcopy of them)",
+            fresh,
+            deep,
+            0.5,
+            "us",
+            digits=1,
+            ratio_digits=3,
+        ),
+        row(
+            "first load of the built-in catalog (vs PyYAML C-loader parse of the same files)",
+            first / 1000,
+            parse / 1000,
+            None,
+            "ms",
+            digits=1,
+        ),
+        row("registry.for_object (vs a dict lookup by GVK)", lookup, plain, None, "us", digits=3, ratio_digits=1),
     ]
 
 
 if __name__ == "__main__":
-    for row in rows():
-        print(row)
+    for item in rows():
+        print(item)

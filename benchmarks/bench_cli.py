@@ -18,8 +18,8 @@ Run alone: ``python benchmarks/bench_cli.py``.
 
 from __future__ import annotations
 
+import functools
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,15 +29,11 @@ from typing import Any
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+from _common import REPO, medians, python_pass, row, wmap_executable
+
 EXAMPLE = REPO / "examples" / "pytorchjob.yaml"
 ROUNDS = 7
 STREAM_ROUNDS = 3
-
-
-def _wmap() -> str:
-    beside = Path(sys.executable).parent / "wmap"
-    return str(beside) if beside.exists() else "wmap"
 
 
 def _env() -> dict[str, str]:
@@ -53,14 +49,6 @@ def _seconds(command: list[str]) -> float:
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed: {done.stderr.decode(errors='replace')}")
     return elapsed
-
-
-def _medians(commands: dict[str, list[str]], rounds: int) -> dict[str, float]:
-    times: dict[str, list[float]] = {name: [] for name in commands}
-    for _ in range(rounds):
-        for name, command in commands.items():
-            times[name].append(_seconds(command))
-    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def _in_process(path: Path) -> float:
@@ -93,62 +81,52 @@ def _stream(directory: Path, count: int) -> Path:
 
 
 def rows() -> list[dict[str, Any]]:
-    wmap = _wmap()
-    startup = _medians(
-        {
-            "pass": [sys.executable, "-c", "pass"],
-            "version": [wmap, "--version"],
-            "describe": [wmap, "describe", "-f", str(EXAMPLE), "-o", "json"],
-        },
-        ROUNDS,
-    )
+    wmap = wmap_executable()
+    commands = {
+        "pass": python_pass(),
+        "version": [wmap, "--version"],
+        "describe": [wmap, "describe", "-f", str(EXAMPLE), "-o", "json"],
+    }
+    startup = medians({name: functools.partial(_seconds, command) for name, command in commands.items()}, ROUNDS)
     with tempfile.TemporaryDirectory() as tmp:
         streams = {count: _stream(Path(tmp), count) for count in (1, 50, 500)}
         _in_process(streams[50])  # warm: catalog loaded, modules imported, validation cached
-        times: dict[int, list[float]] = {count: [] for count in streams}
-        for _ in range(STREAM_ROUNDS):
-            for count, path in streams.items():
-                times[count].append(_in_process(path))
-        stream = {str(count): statistics.median(values) for count, values in times.items()}
-    per_50 = (stream["50"] - stream["1"]) / 49
-    per_500 = (stream["500"] - stream["1"]) / 499
+        stream = medians(
+            {count: functools.partial(_in_process, path) for count, path in streams.items()}, STREAM_ROUNDS
+        )
+    per_50 = (stream[50] - stream[1]) / 49
+    per_500 = (stream[500] - stream[1]) / 499
     base_ms = startup["pass"] * 1000
     return [
-        {
-            "name": "wmap --version (vs python -c pass)",
-            "figure": round(startup["version"] * 1000, 1),
-            "baseline": round(base_ms, 1),
-            "ratio": round(startup["version"] / startup["pass"], 2),
-            "target": 6,
-            "unit": "ms",
-        },
-        {
-            "name": "wmap describe -f examples/pytorchjob.yaml -o json (vs python -c pass)",
-            "figure": round(startup["describe"] * 1000, 1),
-            "baseline": round(base_ms, 1),
-            "ratio": round(startup["describe"] / startup["pass"], 2),
-            "target": 15,
-            "unit": "ms",
-        },
-        {
-            "name": "describe -o json of a 50-document PyTorchJob stream, cost per document (vs python -c pass)",
-            "figure": round(per_50 * 1000, 2),
-            "baseline": round(base_ms, 1),
-            "ratio": round(per_50 / startup["pass"], 3),
-            "target": None,
-            "unit": "ms",
-        },
-        {
-            "name": "describe -o json of a 500-document stream, cost per document (vs per document at 50: linear ~ 1)",
-            "figure": round(per_500 * 1000, 2),
-            "baseline": round(per_50 * 1000, 2),
-            "ratio": round(per_500 / per_50, 2) if per_50 > 0 else None,
-            "target": 1.25,
-            "unit": "ms",
-        },
+        row("wmap --version (vs python -c pass)", startup["version"] * 1000, base_ms, 6, "ms", digits=1),
+        row(
+            "wmap describe -f examples/pytorchjob.yaml -o json (vs python -c pass)",
+            startup["describe"] * 1000,
+            base_ms,
+            15,
+            "ms",
+            digits=1,
+        ),
+        row(
+            "describe -o json of a 50-document PyTorchJob stream, cost per document (vs python -c pass)",
+            per_50 * 1000,
+            base_ms,
+            None,
+            "ms",
+            digits=2,
+            ratio_digits=3,
+        ),
+        row(
+            "describe -o json of a 500-document stream, cost per document (vs per document at 50: linear ~ 1)",
+            per_500 * 1000,
+            per_50 * 1000,
+            1.25,
+            "ms",
+            digits=2,
+        ),
     ]
 
 
 if __name__ == "__main__":
-    for row in rows():
-        print(row)
+    for item in rows():
+        print(item)

@@ -13,18 +13,15 @@ Run alone: ``python benchmarks/bench_definitions.py``.
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import yaml
 
+from _common import REPO, best, row
 from workload_map.jq.parser import parse
 from workload_map.model import jq_fields, loads_definitions
 from workload_map.validation import expression_problems, validate
 
-REPO = Path(__file__).resolve().parents[1]
 SOURCES = sorted((REPO / "src" / "workload_map" / "catalog" / "definitions").glob("*.yaml")) + sorted(
     (REPO / "tests" / "fixtures" / "definitions" / "valid").glob("*.yaml")
 )
@@ -54,15 +51,6 @@ def distinct_definitions(count: int = COUNT) -> str:
     return "---\n".join(documents)
 
 
-def _best(fn: Callable[[], Any], repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def load_and_validate(text: str) -> int:
     expression_problems.cache_clear()
     parse.cache_clear()
@@ -75,20 +63,20 @@ def load_and_validate(text: str) -> int:
 def rows() -> list[dict[str, Any]]:
     text = distinct_definitions()
     assert sum(1 for k in loads_definitions(text) for _ in jq_fields(k)) > 10 * COUNT
-    baseline = _best(lambda: list(yaml.load_all(text, Loader=yaml.CSafeLoader)))
-    figure = _best(lambda: load_and_validate(text))
+    baseline = best(lambda: list(yaml.load_all(text, Loader=yaml.CSafeLoader)), repeat=3)
+    figure = best(lambda: load_and_validate(text), repeat=3)
     return [
-        {
-            "name": f"load + validate {COUNT} distinct definitions (vs CSafeLoader yaml.load_all of the text)",
-            "figure": round(figure * 1000, 1),
-            "baseline": round(baseline * 1000, 1),
-            "ratio": round(figure / baseline, 2),
-            "target": 50.0,
-            "unit": "ms",
-        }
+        row(
+            f"load + validate {COUNT} distinct definitions (vs CSafeLoader yaml.load_all of the text)",
+            figure * 1000,
+            baseline * 1000,
+            50.0,
+            "ms",
+            digits=1,
+        )
     ]
 
 
 if __name__ == "__main__":
-    for row in rows():
-        print(row)
+    for item in rows():
+        print(item)

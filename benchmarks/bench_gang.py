@@ -19,12 +19,13 @@ Run alone: ``python benchmarks/bench_gang.py``.
 from __future__ import annotations
 
 import functools
-import gc
 import json
 import time
 from collections.abc import Callable
 from typing import Any
 
+from _common import best, json_loads_baseline
+from _common import row as _row
 from workload_map.catalog import builtin_registry
 from workload_map.gang import export, plan
 from workload_map.resolve import Workload
@@ -125,25 +126,7 @@ def lws_scenario(groups: int = 125, size: int = 8) -> tuple[dict[str, Any], str]
 
 
 def _best(run: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return min(times)
-
-
-def _row(name: str, figure: float, baseline: float | None, target: float | None, unit: str) -> dict[str, Any]:
-    ratio = round(figure / baseline, 2) if baseline else None
-    return {
-        "name": name,
-        "figure": round(figure, 3),
-        "baseline": round(baseline, 3) if baseline is not None else None,
-        "ratio": ratio,
-        "target": target,
-        "unit": unit,
-    }
+    return best(run, repeat=repeat, collect=True)
 
 
 def _workload(obj: dict[str, Any]) -> Workload:
@@ -171,7 +154,7 @@ def rows() -> list[dict[str, Any]]:
         assert [gang.min_member for gang in gang_plan.gangs] == expected
         assert not gang_plan.unplaced and sum(len(gang.pods) for gang in gang_plan.gangs) == n
 
-        loads = _best(functools.partial(json.loads, text), 5) / n * 1e6
+        loads = _best(json_loads_baseline(text), 5) / n * 1e6
         with_pods = _best(functools.partial(plan, workload, pods), 5) / n * 1e6
         out.append(
             _row(
@@ -184,7 +167,7 @@ def rows() -> list[dict[str, Any]]:
         )
         obj_text = json.dumps(obj)
         offline = _best(functools.partial(plan, workload), 5) * 1e6
-        obj_loads = _best(functools.partial(json.loads, obj_text), 50) * 1e6
+        obj_loads = _best(json_loads_baseline(obj_text), 50) * 1e6
         out.append(_row(f"plan from the spec, {label} (vs json.loads of the workload)", offline, obj_loads, None, "us"))
         out.append(_row(f"set-up: Workload + resolve of the {label} (not timed above)", setup * 1e3, None, None, "ms"))
         if label == "LeaderWorkerSet":
@@ -193,7 +176,7 @@ def rows() -> list[dict[str, Any]]:
             count = len(manifests)
             manifests_text = json.dumps(manifests)
             exported = _best(functools.partial(export, offline_plan, "kai"), 5) / count * 1e6
-            decoded = _best(functools.partial(json.loads, manifests_text), 5) / count * 1e6
+            decoded = _best(json_loads_baseline(manifests_text), 5) / count * 1e6
             out.append(
                 _row(
                     f"export to KAI, {count} PodGroups, per PodGroup (vs json.loads of them)",

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
 import jq as libjq
 
+from _common import interleaved, json_loads_baseline
+from _common import row as make_row
 from workload_map.jq import Document, convert, engine, evaluate, fastpath, get_mode, parser, set_mode, worker
 
 
@@ -190,39 +191,6 @@ DEFINITION = [
 ]
 
 
-def _calls_for(function: Callable[[], object], min_time: float) -> int:
-    """How many calls take about `min_time` seconds."""
-    function()
-    number = 1
-    while True:
-        started = time.perf_counter()
-        for _ in range(number):
-            function()
-        if time.perf_counter() - started >= min_time:
-            return number
-        number *= 2
-
-
-def _best(function: Callable[[], object], number: int) -> float:
-    started = time.perf_counter()
-    for _ in range(number):
-        function()
-    return (time.perf_counter() - started) / number
-
-
-def _against(
-    function: Callable[[], object], baseline: Callable[[], object], rounds: int = 7, min_time: float = 0.04
-) -> tuple[float, float]:
-    """Seconds per call of `function` and of `baseline`, each the best of `rounds` interleaved rounds (so a
-    load spike on this shared machine hits both)."""
-    n_function, n_baseline = _calls_for(function, min_time), _calls_for(baseline, min_time)
-    best_function = best_baseline = float("inf")
-    for _ in range(rounds):
-        best_baseline = min(best_baseline, _best(baseline, n_baseline))
-        best_function = min(best_function, _best(function, n_function))
-    return best_function, best_baseline
-
-
 def _check(results: list[Any]) -> None:
     bad = [r for r in results if not isinstance(r, list)]
     assert not bad, bad
@@ -234,21 +202,11 @@ def rows() -> list[dict[str, Any]]:
     size_kb = len(text) / 1024
     out: list[dict[str, Any]] = []
 
-    def baseline() -> object:
-        return json.loads(text)
+    baseline = json_loads_baseline(text)
 
     def row(name: str, function: Callable[[], object], target: float | None) -> None:
-        seconds, base = _against(function, baseline)
-        out.append(
-            {
-                "name": name,
-                "figure": round(seconds * 1e6, 1),
-                "unit": "us",
-                "baseline": round(base * 1e6, 1),
-                "ratio": round(seconds / base, 2),
-                "target": target,
-            }
-        )
+        seconds, base = interleaved(function, baseline, rounds=7, round_time=0.04)
+        out.append(make_row(name, seconds * 1e6, base * 1e6, target, "us", digits=1))
 
     assert engine.compile_expression(MATCHER).fast is None
     row(

@@ -13,10 +13,11 @@ Run alone: `python benchmarks/bench_jq_fastpath.py`.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
+from _common import best, json_loads_baseline
+from _common import row as make_row
 from workload_map.jq import parser, safety
 from workload_map.jq.fastpath import compile_fast
 
@@ -95,27 +96,6 @@ def jobset() -> dict[str, Any]:
     }
 
 
-def _per_call(function: Callable[[], object], min_time: float = 0.3) -> float:
-    """Seconds per call: the best of 5 rounds, each long enough to time."""
-    function()
-    number = 1
-    while True:
-        started = time.perf_counter()
-        for _ in range(number):
-            function()
-        elapsed = time.perf_counter() - started
-        if elapsed >= min_time / 5:
-            break
-        number *= 2
-    best = elapsed / number
-    for _ in range(4):
-        started = time.perf_counter()
-        for _ in range(number):
-            function()
-        best = min(best, (time.perf_counter() - started) / number)
-    return best
-
-
 PATHS = [
     (".spec.replicatedJobs[1].template.spec.template.spec.containers[0].image", "a deep plain path"),
     (".spec.replicatedJobs[] | .name", "an iterating path with a pipe"),
@@ -128,24 +108,20 @@ MATCHER = (
 )
 
 
+def _per_call(function: Callable[[], object]) -> float:
+    """Seconds per call: the best of 5 rounds, each long enough to time (0.06 s)."""
+    return best(function, repeat=5, round_time=0.06)
+
+
 def rows() -> list[dict[str, Any]]:
     obj = jobset()
     text = json.dumps(obj)
     size_kb = len(text) / 1024
-    baseline = _per_call(lambda: json.loads(text))
+    baseline = _per_call(json_loads_baseline(text))
     out: list[dict[str, Any]] = []
 
     def row(name: str, seconds: float, target: float | None) -> None:
-        out.append(
-            {
-                "name": name,
-                "figure": round(seconds * 1e6, 2),
-                "unit": "us",
-                "baseline": round(baseline * 1e6, 1),
-                "ratio": round(seconds / baseline, 4),
-                "target": target,
-            }
-        )
+        out.append(make_row(name, seconds * 1e6, baseline * 1e6, target, "us", digits=2, ratio_digits=4))
 
     for expr, what in PATHS:
         run = compile_fast(expr)

@@ -23,17 +23,19 @@ Run alone: ``python benchmarks/bench_kli.py``.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+import _common
+from _common import REPO, python_pass, round_robin, wmap_executable
+
 BUILD_SCRIPT = REPO / "scripts" / "build-kli.sh"
 CONFORMANCE = REPO.parent / "shared" / "conformance" / "manifests"
 ROUNDS = 5
@@ -56,11 +58,6 @@ class Run:
     @property
     def median(self) -> float | None:
         return statistics.median(self.seconds) if self.seconds and self.error is None else None
-
-
-def _wmap() -> str:
-    beside = Path(sys.executable).parent / "wmap"
-    return str(beside) if beside.exists() else "wmap"
 
 
 def _env(home: str) -> dict[str, str]:
@@ -124,34 +121,21 @@ def _time(run: Run, command: list[str], env: dict[str, str]) -> None:
 
 def _measure(commands: dict[str, list[str]], rounds: int, env: dict[str, str]) -> dict[str, Run]:
     runs = {name: Run() for name in commands}
-    for _ in range(rounds):  # interleaved, so load on a shared machine hits every command alike
-        for name, command in commands.items():
-            _time(runs[name], command, env)
+    # interleaved, so load on a shared machine hits every command alike
+    round_robin(
+        {name: functools.partial(_time, runs[name], command, env) for name, command in commands.items()}, rounds
+    )
     return runs
 
 
 def _ms(seconds: float | None) -> float | None:
-    return None if seconds is None else round(seconds * 1000, 1)
-
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None or b == 0 else round(a / b, 2)
+    return None if seconds is None else seconds * 1000
 
 
 def _row(
     name: str, figure: float | None, baseline: float | None, target: float | None, note: str | None
 ) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "name": name,
-        "figure": _ms(figure),
-        "baseline": _ms(baseline),
-        "ratio": _ratio(figure, baseline),
-        "target": target,
-        "unit": "ms",
-    }
-    if note:
-        row["note"] = note
-    return row
+    return _common.row(name, _ms(figure), _ms(baseline), target, "ms", digits=1, note=note)
 
 
 def _summary(view: Any) -> tuple[Any, dict[str, Any]]:
@@ -170,14 +154,8 @@ def _summary(view: Any) -> tuple[Any, dict[str, Any]]:
 
 
 def _agreement(label: str, ours: Run, theirs: Run | None, kli_note: str | None) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "name": f"agreement on {label}: same GPU total and desired replicas per component (1 = yes)",
-        "figure": None,
-        "baseline": None,
-        "ratio": None,
-        "target": 1,
-        "unit": "bool",
-    }
+    name = f"agreement on {label}: same GPU total and desired replicas per component (1 = yes)"
+    row = _common.row(name, None, None, 1, "bool")
     if theirs is None:  # no kli: say what wmap reports, so the row can be checked by hand
         try:
             gpus, replicas = _summary(json.loads(ours.first_stdout or ""))
@@ -210,12 +188,12 @@ def _agreement(label: str, ours: Run, theirs: Run | None, kli_note: str | None) 
 
 def rows() -> list[dict[str, Any]]:
     kli = _find_kli()
-    wmap = _wmap()
+    wmap = wmap_executable()
     manifests = _manifests()
     timed = [label for label in TIMED if label in manifests]
     with tempfile.TemporaryDirectory(prefix="wmap-bench-kli-") as home:
         env = _env(home)
-        commands: dict[str, list[str]] = {"pass": [sys.executable, "-c", "pass"], "wmap --version": [wmap, "--version"]}
+        commands: dict[str, list[str]] = {"pass": python_pass(), "wmap --version": [wmap, "--version"]}
         if kli.path:
             commands["kli --version"] = [kli.path, "--version"]
         for label in timed:

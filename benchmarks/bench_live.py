@@ -21,20 +21,21 @@ Run alone: ``python benchmarks/bench_live.py``.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+import _common
+from _common import REPO, python_pass
+
 PODS = 1000
 REPEAT = 5
 
@@ -55,22 +56,24 @@ def _env() -> dict[str, str] | None:
 
 
 def _median(fn: Callable[[], Any], repeat: int = REPEAT) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return _common.median(fn, repeat=repeat)
 
 
 def _row(
     name: str, figure: float | None, baseline: float | None, target: str, unit: str, note: str = ""
 ) -> dict[str, Any]:
-    ratio = figure / baseline if figure is not None and baseline else None
-    row = {"name": name, "figure": figure, "baseline": baseline, "ratio": ratio, "target": target, "unit": unit}
-    if note:
-        row["note"] = note
-    return row
+    return _common.row(name, figure, baseline, target, unit, digits=None, ratio_digits=None, note=note)
+
+
+def _list_pods(raw: Any, namespace: str) -> None:
+    """The namespace's pods, LIST in pages of 500, each page decoded by `json.loads`."""
+    token = None
+    while True:
+        params = {"limit": "500", **({"continue": token} if token else {})}
+        page = json.loads(raw.get(f"/api/v1/namespaces/{namespace}/pods", params=params).content)
+        token = page["metadata"].get("continue")
+        if not token:
+            break
 
 
 NAMES = [
@@ -193,13 +196,7 @@ def rows() -> list[dict[str, Any]]:
 
         def bare() -> None:
             json.loads(raw.get(f"/apis/kubeflow.org/v1/namespaces/{namespace}/pytorchjobs/big").content)
-            token = None
-            while True:
-                params = {"limit": "500", **({"continue": token} if token else {})}
-                page = json.loads(raw.get(f"/api/v1/namespaces/{namespace}/pods", params=params).content)
-                token = page["metadata"].get("continue")
-                if not token:
-                    break
+            _list_pods(raw, namespace)
 
         bare_time = _median(bare)
         out.append(_row(NAMES[2][0], wmap_time, bare_time, NAMES[2][1], NAMES[2][2]))
@@ -216,15 +213,7 @@ def rows() -> list[dict[str, Any]]:
         assert len(found) == PODS
         get_time = _median(get_pods)
 
-        def bare_list() -> None:
-            token = None
-            while True:
-                params = {"limit": "500", **({"continue": token} if token else {})}
-                page = json.loads(raw.get(f"/api/v1/namespaces/{namespace}/pods", params=params).content)
-                token = page["metadata"].get("continue")
-                if not token:
-                    break
-
+        bare_list = functools.partial(_list_pods, raw, namespace)
         out.append(_row(NAMES[4][0], get_time, _median(bare_list), NAMES[4][1], NAMES[4][2]))
         raw.close()
 
@@ -234,7 +223,7 @@ def rows() -> list[dict[str, Any]]:
     command = [wmap, "get", "pytorchjobs", "-n", namespace]
     subprocess.run(command, env=run_env, capture_output=True, check=True)
     exe = _median(lambda: subprocess.run(command, env=run_env, capture_output=True, check=True), 3)
-    start_up = _median(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), 3)
+    start_up = _median(lambda: subprocess.run(python_pass(), check=True), 3)
     out.append(_row(NAMES[5][0], exe, start_up, NAMES[5][1], NAMES[5][2]))
     return out
 

@@ -13,12 +13,12 @@ Run alone: `python benchmarks/bench_resolve.py`.
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import workload_map
+from _common import interleaved, json_loads_baseline
+from _common import row as make_row
 from workload_map.model import Karta, load_definition
 from workload_map.resolve import Workload
 
@@ -121,39 +121,6 @@ def jobset(index: int) -> dict[str, Any]:
     }
 
 
-def _calibrate(function: Callable[[], object], min_time: float) -> int:
-    """How many calls make one round of at least `min_time / 5` seconds."""
-    function()
-    number = 1
-    while True:
-        started = time.perf_counter()
-        for _ in range(number):
-            function()
-        if time.perf_counter() - started >= min_time / 5:
-            return number
-        number *= 2
-
-
-def _round(function: Callable[[], object], number: int) -> float:
-    started = time.perf_counter()
-    for _ in range(number):
-        function()
-    return (time.perf_counter() - started) / number
-
-
-def _paired(
-    function: Callable[[], object], baseline: Callable[[], object], min_time: float = 0.3, rounds: int = 5
-) -> tuple[float, float]:
-    """Seconds per call of `function` and of `baseline`, the best of `rounds` rounds each, the two interleaved so a
-    load spike on this shared machine hits both."""
-    number, base_number = _calibrate(function, min_time), _calibrate(baseline, min_time)
-    best, best_base = float("inf"), float("inf")
-    for _ in range(rounds):
-        best_base = min(best_base, _round(baseline, base_number))
-        best = min(best, _round(function, number))
-    return best, best_base
-
-
 def _complete(karta: Karta, obj: dict[str, Any]) -> object:
     resolution = Workload(karta, obj).resolve()
     assert resolution.ok, resolution.errors
@@ -167,29 +134,19 @@ def rows() -> list[dict[str, Any]]:
     size_kb = len(text) / 1024
     out: list[dict[str, Any]] = []
 
-    def decode() -> object:
-        return json.loads(text)
+    decode = json_loads_baseline(text)
 
     def row(name: str, seconds: float, baseline: float, target: float | None) -> None:
-        out.append(
-            {
-                "name": name,
-                "figure": round(seconds * 1e6, 1),
-                "unit": "us",
-                "baseline": round(baseline * 1e6, 1),
-                "ratio": round(seconds / baseline, 2),
-                "target": target,
-            }
-        )
+        out.append(make_row(name, seconds * 1e6, baseline * 1e6, target, "us", digits=1))
 
     row(
         f"resolve: complete resolution, JobSet {size_kb:.0f} KB (x json.loads)",
-        *_paired(lambda: _complete(karta, obj), decode),
+        *interleaved(lambda: _complete(karta, obj), decode, rounds=5, round_time=0.06),
         15,
     )
     row(
         f"resolve: status only, JobSet {size_kb:.0f} KB (x json.loads)",
-        *_paired(lambda: Workload(karta, obj).status.phase, decode),
+        *interleaved(lambda: Workload(karta, obj).status.phase, decode, rounds=5, round_time=0.06),
         None,
     )
 
@@ -201,19 +158,11 @@ def rows() -> list[dict[str, Any]]:
             for item in objects:
                 _complete(karta, item)
 
-        seconds, baseline = _paired(run, decode, min_time=0.5, rounds=3)
+        seconds, baseline = interleaved(run, decode, rounds=3, round_time=0.1)
         per_workload[count] = seconds / count
         row(f"resolve: {count} distinct JobSets, per workload (x json.loads)", per_workload[count], baseline, 15)
-    out.append(
-        {
-            "name": "resolve: per-workload cost, 100 distinct / 1 (flat = 1)",
-            "figure": round(per_workload[100] / per_workload[1], 2),
-            "unit": "ratio",
-            "baseline": 1.0,
-            "ratio": round(per_workload[100] / per_workload[1], 2),
-            "target": 1.5,
-        }
-    )
+    flat = per_workload[100] / per_workload[1]
+    out.append(make_row("resolve: per-workload cost, 100 distinct / 1 (flat = 1)", flat, 1.0, 1.5, "ratio", digits=2))
     return out
 
 

@@ -12,10 +12,10 @@ Run alone: ``python benchmarks/bench_resources.py``.
 from __future__ import annotations
 
 import json
-import timeit
 from decimal import Decimal
 from typing import Any
 
+from _common import best, json_loads_baseline, row
 from workload_map.pods.quantity import _parse_text, parse_quantity
 from workload_map.pods.resources import pod_requests
 
@@ -61,13 +61,14 @@ POD: dict[str, Any] = {
 
 
 def _best_us(stmt: Any, number: int, repeat: int = 5) -> float:
-    return min(timeit.repeat(stmt, number=number, repeat=repeat)) / number * 1e6
+    """Microseconds per call, the best of `repeat` rounds of `number` calls with the collector off (as timeit)."""
+    return best(stmt, repeat=repeat, number=number, gc_off=True) * 1e6
 
 
 def rows() -> list[dict[str, Any]]:
     text = json.dumps(POD)
     spec = POD["spec"]
-    loads = _best_us(lambda: json.loads(text), 2000)
+    loads = _best_us(json_loads_baseline(text), 2000)
     requests = _best_us(lambda: pod_requests(spec), 2000)
 
     strings = [f"{i}.{i % 997}Mi" for i in range(2000)]
@@ -85,25 +86,11 @@ def rows() -> list[dict[str, Any]]:
     parse = _best_us(cold_parse, 1) / len(strings)
     decimal = _best_us(decimals, 1) / len(strings)
     return [
-        {
-            "name": "pod_requests, 3-container pod (vs json.loads of the pod)",
-            "figure": round(requests, 2),
-            "baseline": round(loads, 2),
-            "ratio": round(requests / loads, 2),
-            "target": 5.0,
-            "unit": "us",
-        },
-        {
-            "name": "parse_quantity, uncached (vs Decimal of the number)",
-            "figure": round(parse, 3),
-            "baseline": round(decimal, 3),
-            "ratio": round(parse / decimal, 2),
-            "target": None,
-            "unit": "us",
-        },
+        row("pod_requests, 3-container pod (vs json.loads of the pod)", requests, loads, 5.0, "us", digits=2),
+        row("parse_quantity, uncached (vs Decimal of the number)", parse, decimal, None, "us"),
     ]
 
 
 if __name__ == "__main__":
-    for row in rows():
-        print(row)
+    for item in rows():
+        print(item)
