@@ -66,7 +66,10 @@ def main() -> int:
     table = []
     for row in all_rows:
         ratio, target = row.get("ratio"), row.get("target")
-        meets = "-" if ratio is None or target is None else ("yes" if ratio <= target else "NO")
+        if isinstance(ratio, (int, float)) and isinstance(target, (int, float)):
+            meets = "yes" if ratio <= target else "NO"
+        else:  # a row that only reports, or one that could not be measured here
+            meets = "-"
         row["meets"] = meets
         table.append([_fmt(row.get(h)) for h in headers])
     widths = [max(len(h), *(len(r[i]) for r in table)) if table else len(h) for i, h in enumerate(headers)]
