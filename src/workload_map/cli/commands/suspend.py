@@ -168,39 +168,29 @@ Examples:
 """
 
 
-@click.command(cls=_DryRunCommand, help=_SUSPEND_HELP, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("args", nargs=-1, metavar="TYPE/NAME")
-@_dry_run_option
-@definitions_option
-@cache_dir_option
-@connection_options
-def suspend(
-    *,
-    args: tuple[str, ...],
-    dry_run: str,
-    definition_paths: tuple[str, ...],
-    cache_dir: str | None,
-    connection: ConnectionOptions,
-) -> None:
-    run_suspend(
-        "suspend", args, dry_run=dry_run, definition_paths=definition_paths, cache_dir=cache_dir, connection=connection
-    )
+def _verb_command(verb: str, help_text: str) -> click.Command:
+    """The `wmap suspend` or `wmap resume` command: the same arguments and options, run as `run_suspend(verb, ...)`."""
+
+    @click.command(verb, cls=_DryRunCommand, help=help_text, context_settings={"help_option_names": ["-h", "--help"]})
+    @click.argument("args", nargs=-1, metavar="TYPE/NAME")
+    @_dry_run_option
+    @definitions_option
+    @cache_dir_option
+    @connection_options
+    def command(
+        *,
+        args: tuple[str, ...],
+        dry_run: str,
+        definition_paths: tuple[str, ...],
+        cache_dir: str | None,
+        connection: ConnectionOptions,
+    ) -> None:
+        run_suspend(
+            verb, args, dry_run=dry_run, definition_paths=definition_paths, cache_dir=cache_dir, connection=connection
+        )
+
+    return command
 
 
-@click.command(cls=_DryRunCommand, help=_RESUME_HELP, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("args", nargs=-1, metavar="TYPE/NAME")
-@_dry_run_option
-@definitions_option
-@cache_dir_option
-@connection_options
-def resume(
-    *,
-    args: tuple[str, ...],
-    dry_run: str,
-    definition_paths: tuple[str, ...],
-    cache_dir: str | None,
-    connection: ConnectionOptions,
-) -> None:
-    run_suspend(
-        "resume", args, dry_run=dry_run, definition_paths=definition_paths, cache_dir=cache_dir, connection=connection
-    )
+suspend = _verb_command("suspend", _SUSPEND_HELP)
+resume = _verb_command("resume", _RESUME_HELP)
