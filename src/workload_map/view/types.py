@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from workload_map.model import GVK
 from workload_map.pods.quantity import format_quantity, quantity_kind
@@ -24,7 +24,9 @@ __all__ = [
     "Replicas",
     "Resources",
     "ViewError",
+    "WorkloadIdentity",
     "WorkloadView",
+    "identity_dict",
 ]
 
 SCHEMA_VERSION: Final = "workloadmap.io/view/v1"
@@ -246,6 +248,47 @@ class ViewError:
         return {"component": self.component, "field": self.field, "message": self.message}
 
 
+class WorkloadIdentity(Protocol):
+    """What names a workload and its status: a `WorkloadView`, or a front end's lighter row (`wmap get`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def api_version(self) -> str: ...
+    @property
+    def uid(self) -> str: ...
+    @property
+    def created_at(self) -> str | None: ...
+    @property
+    def definition(self) -> str: ...
+    @property
+    def origin(self) -> str: ...
+    @property
+    def phase(self) -> str: ...
+    @property
+    def phases(self) -> tuple[str, ...]: ...
+
+
+def identity_dict(item: WorkloadIdentity) -> dict[str, Any]:
+    """The identity and status keys of the JSON view, in its order (name ... phases)."""
+    return {
+        "name": item.name,
+        "namespace": item.namespace,
+        "kind": item.kind,
+        "apiVersion": item.api_version,
+        "uid": item.uid,
+        "createdAt": item.created_at,
+        "definition": item.definition,
+        "origin": item.origin,
+        "phase": item.phase,
+        "phases": list(item.phases),
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class WorkloadView:
     """One workload, rolled up: identity, status, the component tree with pods, totals, and what went wrong.
@@ -292,16 +335,7 @@ class WorkloadView:
     def to_dict(self) -> dict[str, Any]:
         return {
             "schemaVersion": self.schema_version,
-            "name": self.name,
-            "namespace": self.namespace,
-            "kind": self.kind,
-            "apiVersion": self.api_version,
-            "uid": self.uid,
-            "createdAt": self.created_at,
-            "definition": self.definition,
-            "origin": self.origin,
-            "phase": self.phase,
-            "phases": list(self.phases),
+            **identity_dict(self),
             "fileMode": self.file_mode,
             "replicas": self.replicas.to_dict(),
             "resources": self.resources.to_dict(),

@@ -93,18 +93,9 @@ class Row:
     view: WorkloadView | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "namespace": self.namespace,
-            "kind": self.kind,
-            "apiVersion": self.api_version,
-            "uid": self.uid,
-            "createdAt": self.created_at,
-            "definition": self.definition,
-            "origin": self.origin,
-            "phase": self.phase,
-            "phases": list(self.phases),
-        }
+        from workload_map.view.types import identity_dict
+
+        return identity_dict(self)
 
 
 def make_rows(
