@@ -21,12 +21,11 @@ error in one expression from touching the others. Expressions with a `#` comment
 comment ending in a backslash continues onto the next line in jq 1.8 and would swallow the wrapper).
 
 Also here: `compile_expression`, the static facts of an expression (the fast path from `fastpath`, and which parts
-of the input it reads, so `Document` can hand libjq only those; see `_reads`).
+of the input it reads, from `reads.reads`, so `Document` can hand libjq only those).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import re
@@ -36,9 +35,10 @@ from typing import Any, Final, Literal
 
 import jq as _libjq
 
-from workload_map.jq import ast, fastpath, parser, safety
+from workload_map.jq import fastpath, parser
 from workload_map.jq.convert import Roots, roots_key
 from workload_map.jq.errors import JqCompileError, JqError, JqLimitError, JqParseError, JqRuntimeError
+from workload_map.jq.reads import reads
 
 __all__ = [
     "MAX_RESULTS",
@@ -74,9 +74,6 @@ class Compiled:
     combinable: bool
 
 
-_ROOT_DEPTH: Final = 64  # follow key paths as deep as they go (up to the first `.[]`, index or dynamic key)
-
-
 def _static(expr: str) -> tuple[FastEvaluator | None, Roots | None, bool]:
     """The fast path, the parts of the input `expr` can read, and whether it parses as one complete query
     (then it can be wrapped into a combined program without compiling it alone first)."""
@@ -86,189 +83,10 @@ def _static(expr: str) -> tuple[FastEvaluator | None, Roots | None, bool]:
     except (JqError, RecursionError):
         return fast, None, False  # libjq reports the problem when the expression runs
     try:
-        patterns = _reads(tree)
-        roots = roots_key(patterns if patterns is not None else safety.referenced_roots(tree, _ROOT_DEPTH))
+        roots = roots_key(reads(tree))
     except (JqError, RecursionError):
         roots = None
     return fast, roots, True
-
-
-# --- which parts of its input an expression reads, through iterations ------------------------------------------
-#
-# `safety.referenced_roots` stops at the first `.[]`; a JobSet matcher such as
-# `[.spec.replicatedJobs[]? | .replicas // 1] | add` then needs all of `spec.replicatedJobs`, pod templates
-# included. `_reads` follows iterations and constant indexes (None = every element or value, an int = that
-# index; see `convert.prune`), so libjq is given only what the expression looks at. It answers for a closed subset
-# and None for anything else (variables, definitions, reduce/foreach, label, assignments), where the caller falls
-# back to `referenced_roots`. Soundness: evaluating `node` on `prune(x, _reads(node))` gives the same outputs and
-# errors as on `x`; a pattern's end keeps its whole subtree, and prune keeps types, lengths and key sets along
-# the way (so truthiness, iteration counts and navigation errors do not change). Checked by the differential
-# tests in tests/unit/test_jq_engine.py and test_jq_document.py.
-
-_Pattern = tuple[str | int | None, ...]
-_Names = frozenset[str]
-_WHOLE_INPUT: Final[frozenset[_Pattern]] = frozenset({()})
-_FIRST_ARG: Final = frozenset({"first/1", "last/1", "isempty/1", "error/1"})
-_GENERATOR_THEN_CONDITION: Final = frozenset({"any/2", "all/2"})
-_NOTHING: Final[_Names] = frozenset()
-
-
-def _navigation(node: ast.Node) -> set[_Pattern] | None:
-    """The input positions whose values `node` outputs (unchanged), when it only navigates: `.a.b`, `.a[]`,
-    `.a[0]`, `?`, and pipes and `//` of navigations."""
-    if isinstance(node, ast.Identity):
-        return {()}
-    if isinstance(node, ast.Try) and node.handler is None:
-        return _navigation(node.body)
-    if isinstance(node, ast.Index | ast.Iterate):
-        step: str | int | None
-        if isinstance(node, ast.Iterate):
-            step = None
-        elif isinstance(node.key, ast.String) and node.key.constant is not None:
-            step = node.key.constant
-        elif isinstance(node.key, ast.Number) and isinstance(node.key.value, int):
-            step = node.key.value
-        else:
-            return None
-        targets = _navigation(node.target)
-        return None if targets is None else {(*target, step) for target in targets}
-    if isinstance(node, ast.Pipe):
-        left, right = _navigation(node.left), _navigation(node.right)
-        return None if left is None or right is None else {a + b for a in left for b in right}
-    if isinstance(node, ast.Binary) and node.op == "//":
-        left, right = _navigation(node.left), _navigation(node.right)
-        return None if left is None or right is None else left | right
-    return None
-
-
-def _reads(node: ast.Node, bound: _Names = _NOTHING) -> set[_Pattern] | None:
-    """The input positions `node` may read (each with its whole subtree), or None when unsure.
-
-    `bound` names the variables bound (by `as`) to values this analysis already keeps whole.
-    """
-    navigation = _navigation(node)
-    if navigation is not None:
-        return navigation
-    if isinstance(node, ast.Literal | ast.Number | ast.Loc):
-        return set()
-    if isinstance(node, ast.Var):
-        return set() if node.name in bound else None
-    if isinstance(node, ast.Format | ast.RecurseAll):
-        return set(_WHOLE_INPUT)
-    if isinstance(node, ast.String):
-        return _union(bound, *(part for part in node.parts if not isinstance(part, str)))
-    if isinstance(node, ast.Pipe):
-        return _pipe(node.left, node.right, bound)
-    if isinstance(node, ast.Comma):
-        return _union(bound, node.left, node.right)
-    if isinstance(node, ast.Binary):
-        return None if node.op in parser.ASSIGNMENT_OPERATORS else _union(bound, node.left, node.right)
-    if isinstance(node, ast.Neg):
-        return _reads(node.operand, bound)
-    if isinstance(node, ast.Collect):
-        return set() if node.body is None else _reads(node.body, bound)
-    if isinstance(node, ast.Index):
-        return _union(bound, node.target, node.key)
-    if isinstance(node, ast.Iterate):
-        return _reads(node.target, bound)
-    if isinstance(node, ast.Slice):
-        return _union(bound, *(part for part in (node.target, node.start, node.end) if part is not None))
-    if isinstance(node, ast.Try):
-        # the handler sees the error, not the input; error messages only show values read by the body
-        if node.handler is not None and not _closed(node.handler, bound):
-            return None
-        return _reads(node.body, bound)
-    if isinstance(node, ast.ObjectCons):
-        parts: list[ast.Node] = []
-        for entry in node.entries:
-            parts.append(entry.key)
-            parts.append(entry.value if entry.value is not None else ast.Index(ast.Identity(), entry.key))
-        return _union(bound, *parts)
-    if isinstance(node, ast.If):
-        branches = [node.cond, node.then, *(part for pair in node.elifs for part in pair)]
-        return _union(bound, *branches, node.otherwise if node.otherwise is not None else ast.Identity())
-    if isinstance(node, ast.Bind):
-        # `source as $x | body`: $x holds source's outputs, which source's reads keep whole
-        names = _pattern_names(node.patterns)
-        source = _reads(node.source, bound)
-        if names is None or source is None:
-            return None
-        body = _reads(node.body, bound | names)
-        return None if body is None else source | body
-    if isinstance(node, ast.Call):
-        signature = node.signature
-        if signature == "empty/0":
-            return set()
-        if signature in _FIRST_ARG:
-            return _reads(node.args[0], bound)
-        if signature == "limit/2":
-            return _union(bound, *node.args)
-        if signature in _GENERATOR_THEN_CONDITION:
-            return _pipe(node.args[0], node.args[1], bound)
-        # any other builtin is a function of its whole input (its arguments too see only that input)
-        return set(_WHOLE_INPUT) if all(_closed(arg, bound) for arg in node.args) else None
-    return None  # unbound variables, definitions, reduce, foreach, label/break
-
-
-def _pipe(left: ast.Node, right: ast.Node, bound: _Names) -> set[_Pattern] | None:
-    """Reads of `left | right`: through a navigation, right's reads continue below each position left outputs."""
-    after = _reads(right, bound)
-    if after is None:
-        return None
-    positions = _navigation(left)
-    if positions is None:
-        # left computes new values (or outputs whole subtrees it already reads): right sees only those
-        return _reads(left, bound) if _closed(right, bound) else None
-    return {position + rest for position in positions for rest in (after or {()})}
-
-
-def _union(bound: _Names, *nodes: ast.Node) -> set[_Pattern] | None:
-    out: set[_Pattern] = set()
-    for node in nodes:
-        found = _reads(node, bound)
-        if found is None:
-            return None
-        out |= found
-    return out
-
-
-def _pattern_names(patterns: tuple[ast.Pattern, ...]) -> _Names | None:
-    """Every variable a destructuring binds, or None when a key is computed (`(expr): $x`)."""
-    names: set[str] = set()
-    stack: list[ast.Pattern] = list(patterns)
-    while stack:
-        pattern = stack.pop()
-        if isinstance(pattern, ast.VarPattern):
-            names.add(pattern.name)
-        elif isinstance(pattern, ast.ArrayPattern):
-            stack.extend(pattern.elements)
-        else:
-            for entry in pattern.entries:
-                if not (isinstance(entry.key, ast.String) and entry.key.constant is not None) and entry.var is None:
-                    return None
-                if entry.var is not None:
-                    names.add(entry.var)
-                if entry.pattern is not None:
-                    stack.append(entry.pattern)
-    return frozenset(names)
-
-
-_OPEN: Final = (ast.VarNoCopy, ast.Bind, ast.Reduce, ast.Foreach, ast.FuncDefine, ast.Label, ast.Break)
-
-
-def _closed(node: ast.Node, bound: _Names) -> bool:
-    """No outside variables, bindings, definitions or labels in node: it sees nothing but its own input (and
-    variables whose values are already kept whole)."""
-    stack: list[object] = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, _OPEN) or (isinstance(item, ast.Var) and item.name not in bound):
-            return False
-        if isinstance(item, tuple):
-            stack.extend(item)
-        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
-            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
-    return True
 
 
 @functools.lru_cache(maxsize=_PROGRAM_CACHE_SIZE)

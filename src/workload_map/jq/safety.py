@@ -20,9 +20,7 @@ Reasons are one line each and name the construct. See docs/jq.md for the full li
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -63,6 +61,7 @@ from workload_map.jq.ast import (
 )
 from workload_map.jq.errors import JqError, UnsafeExpressionError
 from workload_map.jq.parser import ASSIGNMENT_OPERATORS, parse
+from workload_map.jq.reads import reads
 
 __all__ = ["check_safety", "check_tree", "referenced_roots", "require_safe"]
 
@@ -327,106 +326,7 @@ def require_safe(expr: str, field_path: str | None = None) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Which parts of the input an expression reads
-
-
-def _path_prefix(node: Node) -> tuple[list[str], list[Node]] | None:
-    """For a plain path from `.` (`.a.b[0][]?`, `.["k"]`, `(.a)?`): its leading constant string keys and the
-    sub-expressions evaluated against the input (dynamic keys, slice bounds). None if not a plain path."""
-    steps: list[str | None] = []
-    extra: list[Node] = []
-    while True:
-        if isinstance(node, Identity):
-            break
-        if isinstance(node, Index):
-            key = node.key.constant if isinstance(node.key, String) else None
-            steps.append(key)
-            if key is None and not isinstance(node.key, Number | Literal):
-                extra.append(node.key)
-            node = node.target
-        elif isinstance(node, Slice):
-            steps.append(None)
-            extra.extend(b for b in (node.start, node.end) if b is not None)
-            node = node.target
-        elif isinstance(node, Iterate):
-            steps.append(None)
-            node = node.target
-        elif isinstance(node, Try) and node.handler is None:
-            node = node.body
-        else:
-            return None
-    prefix: list[str] = []
-    for step in reversed(steps):
-        if step is None:
-            break
-        prefix.append(step)
-    return prefix, extra
-
-
-_FIRST_ARG_ONLY: Final = frozenset({"any/2", "all/2", "first/1", "last/1", "isempty/1"})
-_ALL_ARGS: Final = frozenset({"limit/2", "error/1", "empty/0"})
-
-
-def _reads(node: Node, depth: int, out: set[tuple[str, ...]]) -> bool:
-    """Add the input paths node reads to out; False when it may read the whole input (or we cannot tell)."""
-    path = _path_prefix(node)
-    if path is not None:
-        prefix, extra = path
-        if not prefix:
-            return False
-        out.add(tuple(prefix[:depth]))
-        return all(_reads(e, depth, out) for e in extra)
-    if isinstance(node, Literal | Number):
-        return True
-    if isinstance(node, String):
-        return all(isinstance(p, str) or _reads(p, depth, out) for p in node.parts)
-    if isinstance(node, Pipe):
-        return _reads(node.left, depth, out) and _closed(node.right)
-    if isinstance(node, Comma):
-        return _reads(node.left, depth, out) and _reads(node.right, depth, out)
-    if isinstance(node, Binary):
-        return node.op not in ASSIGNMENT_OPERATORS and _reads(node.left, depth, out) and _reads(node.right, depth, out)
-    if isinstance(node, Neg):
-        return _reads(node.operand, depth, out)
-    if isinstance(node, Try):
-        return _reads(node.body, depth, out) and (node.handler is None or _closed(node.handler))
-    if isinstance(node, Collect):
-        return node.body is None or _reads(node.body, depth, out)
-    if isinstance(node, ObjectCons):
-        for entry in node.entries:
-            if not _reads(entry.key, depth, out):
-                return False
-            value = entry.value if entry.value is not None else Index(Identity(), entry.key)
-            if not _reads(value, depth, out):
-                return False
-        return True
-    if isinstance(node, If):
-        parts = [node.cond, node.then, *itertools.chain.from_iterable(node.elifs), node.otherwise or Identity()]
-        return all(_reads(p, depth, out) for p in parts)
-    if isinstance(node, Call):
-        sig = node.signature
-        if sig in _FIRST_ARG_ONLY:
-            return _reads(node.args[0], depth, out) and all(_closed(a) for a in node.args[1:])
-        if sig in _ALL_ARGS:
-            return all(_reads(a, depth, out) for a in node.args)
-    return False
-
-
-def _closed(node: Node) -> bool:
-    """True when node cannot see the original input except through `.` (no variables, no definitions from
-    outside): it is then enough to know what feeds its `.`."""
-    return not any(isinstance(n, Var | VarNoCopy) for n in _nodes(node))
-
-
-def _nodes(obj: object) -> Iterator[object]:
-    """Every dataclass (node, entry, pattern, definition) inside obj, obj included."""
-    if dataclasses.is_dataclass(obj):
-        yield obj
-        for f in dataclasses.fields(obj):
-            yield from _nodes(getattr(obj, f.name))
-    elif isinstance(obj, tuple):
-        for item in obj:
-            yield from _nodes(item)
+# Which parts of the input an expression reads: a view of `reads.reads`
 
 
 def referenced_roots(node: Node | str, depth: int = 1) -> set[tuple[str, ...]] | None:
@@ -436,9 +336,21 @@ def referenced_roots(node: Node | str, depth: int = 1) -> set[tuple[str, ...]] |
     `.status.conditions[]? | select(.type == "Ready")` reads `{("status",)}`; `.spec.replicas // 1` reads
     `{("spec",)}`; `length` gives None. Safe to use for shrinking the object handed to libjq: evaluating the
     expression on `{k: obj[k] for (k,) in roots if k in obj}` gives the same result as on obj.
+
+    A view of `reads.reads` (without following `as` bindings): each pattern cut at its first index or `.[]`.
     """
     tree = parse(node) if isinstance(node, str) else node
-    out: set[tuple[str, ...]] = set()
-    if depth < 1 or not _reads(tree, depth, out):
+    patterns = reads(tree, bindings=False)
+    if depth < 1 or patterns is None:
         return None
+    out: set[tuple[str, ...]] = set()
+    for pattern in patterns:
+        keys: list[str] = []
+        for step in pattern[:depth]:
+            if not isinstance(step, str):
+                break
+            keys.append(step)
+        if not keys:
+            return None
+        out.add(tuple(keys))
     return out
