@@ -110,6 +110,23 @@ def resolve_output(spec: OutputSpec, explicit: str | None) -> str:
     return spec.fallback
 
 
+# --- -f/--filename -------------------------------------------------------------------------------------------
+
+
+def manifest_files_option(help_text: str) -> Callable[[F], F]:
+    """`-f/--filename/--file FILE|DIR|-` (repeatable, into `files`): the manifests a command reads."""
+    return click.option(
+        "-f",
+        "--filename",
+        "--file",
+        "files",
+        multiple=True,
+        metavar="FILE|DIR|-",
+        type=click.Path(),
+        help=help_text,
+    )
+
+
 # --- --definitions ------------------------------------------------------------------------------------------
 
 

@@ -36,6 +36,7 @@ from workload_map.cli.options import (
     component_limit_option,
     connection_options,
     definitions_option,
+    manifest_files_option,
     output_option,
     pod_limit_option,
     resolve_output,
@@ -290,16 +291,8 @@ Examples:
 
 @click.command(help=_HELP, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("args", nargs=-1, metavar="[TYPE/NAME]")
-@click.option(
-    "-f",
-    "--filename",
-    "--file",
-    "files",
-    multiple=True,
-    metavar="FILE|DIR|-",
-    type=click.Path(),
-    help="Manifest(s) to describe: a file, a directory (*.yaml, *.yml, *.json, recursively), or - for stdin. "
-    "Repeatable.",
+@manifest_files_option(
+    "Manifest(s) to describe: a file, a directory (*.yaml, *.yml, *.json, recursively), or - for stdin. Repeatable."
 )
 @output_option(OUTPUT)
 @definitions_option

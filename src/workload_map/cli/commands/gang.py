@@ -25,6 +25,7 @@ from workload_map.cli.options import (
     OutputSpec,
     connection_options,
     definitions_option,
+    manifest_files_option,
     output_option,
     resolve_output,
 )
@@ -236,16 +237,7 @@ Examples:
 
 @click.command(help=_HELP, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("args", nargs=-1, metavar="[TYPE/NAME]")
-@click.option(
-    "-f",
-    "--filename",
-    "--file",
-    "files",
-    multiple=True,
-    metavar="FILE|DIR|-",
-    type=click.Path(),
-    help="Workload manifest(s): a file, a directory (*.yaml, *.yml, *.json), or - for stdin. Repeatable.",
-)
+@manifest_files_option("Workload manifest(s): a file, a directory (*.yaml, *.yml, *.json), or - for stdin. Repeatable.")
 @click.option(
     "--pods",
     "pod_files",
