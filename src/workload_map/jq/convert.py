@@ -13,7 +13,7 @@ The pass is `msgspec`'s encoder with sorted keys (C speed). Integral floats are 
 are looked for in the encoded text and only fixed (by a decode with a float hook and a second encode) when one may
 be present. Objects with non-string keys (possible from YAML) take a pure-Python walk that names keys as JSON does.
 
-`prune(obj, roots)` keeps only the subtrees an expression can read (the static check's `referenced_roots`), so a
+`prune(obj, roots)` keeps only the subtrees an expression can read (the read patterns of `jq.reads.reads`), so a
 status matcher does not pay for converting pod templates.
 """
 
