@@ -88,26 +88,25 @@ def resolve_output(spec: OutputSpec, explicit: str | None) -> str:
         return explicit
     env = os.environ.get(ENV_OUTPUT, "").strip()
     if env:
-        chosen = spec.normalise(env)
-        if chosen is None:
-            raise UsageError(
-                f"${ENV_OUTPUT} is {env!r}, which wmap {spec.command} does not print",
-                hint=f"use one of {spec.describe()}, or give -o",
-            )
-        return chosen
+        return _configured_output(spec, env, f"${ENV_OUTPUT}")
     from workload_map.cli.context import state
 
     configured = state().config.output_for(spec.command)
     if configured is not None:
         value, where = configured
-        chosen = spec.normalise(value)
-        if chosen is None:
-            raise UsageError(
-                f"{where} is {value!r}, which wmap {spec.command} does not print",
-                hint=f"use one of {spec.describe()}, or give -o",
-            )
-        return chosen
+        return _configured_output(spec, value, where)
     return spec.fallback
+
+
+def _configured_output(spec: OutputSpec, value: str, where: str) -> str:
+    """A format set outside the command line (`where`: the variable or config key), in the command's spelling."""
+    chosen = spec.normalise(value)
+    if chosen is None:
+        raise UsageError(
+            f"{where} is {value!r}, which wmap {spec.command} does not print",
+            hint=f"use one of {spec.describe()}, or give -o",
+        )
+    return chosen
 
 
 # --- -f/--filename -------------------------------------------------------------------------------------------
