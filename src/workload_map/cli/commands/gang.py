@@ -300,21 +300,22 @@ def gang(
 ) -> None:
     if files and args:
         raise UsageError(f'-f reads the kind from the manifest, so it cannot be combined with "{" ".join(args)}"')
+    options = GangOptions(
+        format=fmt,
+        queue=queue,
+        priority_class=priority_class,
+        priority=priority,
+        schedule_timeout_seconds=schedule_timeout,
+        workload_api_version=f"scheduling.k8s.io/{workload_api_version}",
+    )
     if not files:
         if args:  # a live workload: TYPE/NAME or TYPE NAME (the cluster issue; docs/live.md)
             from workload_map.cli.commands.live_gang import gang_live
 
-            live_options = _gang_options(
-                fmt=fmt,
-                queue=queue,
-                priority_class=priority_class,
-                priority=priority,
-                schedule_timeout=schedule_timeout,
-                workload_api_version=workload_api_version,
-            )
+            _warn_unused(options)
             gang_live(
                 args,
-                options=live_options,
+                options=options,
                 output_format=resolve_output(OUTPUT, output),
                 connection=connection or ConnectionOptions(),
                 cache_dir=cache_dir,
@@ -326,14 +327,7 @@ def gang(
     if [*files, *pod_files, *definition_paths].count("-") > 1:
         raise UsageError("only one of -f, --pods and --definitions can read stdin (-)")
     output_format = resolve_output(OUTPUT, output)
-    options = _gang_options(
-        fmt=fmt,
-        queue=queue,
-        priority_class=priority_class,
-        priority=priority,
-        schedule_timeout=schedule_timeout,
-        workload_api_version=workload_api_version,
-    )
+    _warn_unused(options)
 
     from workload_map.cli.manifests import read_manifests
 
@@ -359,28 +353,6 @@ def gang(
         with definition_scope(workload.definition.name, origins[workload]):
             documents.extend(gang_documents(workload, pods_of, options))
     write_documents(documents, output_format)
-
-
-def _gang_options(
-    *,
-    fmt: str,
-    queue: str | None,
-    priority_class: str | None,
-    priority: int | None,
-    schedule_timeout: int | None,
-    workload_api_version: str,
-) -> GangOptions:
-    """The GangOptions of the command's flags (for files and for a live workload alike), warning on unused ones."""
-    options = GangOptions(
-        format=fmt,
-        queue=queue,
-        priority_class=priority_class,
-        priority=priority,
-        schedule_timeout_seconds=schedule_timeout,
-        workload_api_version=f"scheduling.k8s.io/{workload_api_version}",
-    )
-    _warn_unused(options)
-    return options
 
 
 def _warn_unused(options: GangOptions) -> None:
