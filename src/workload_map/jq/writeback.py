@@ -77,30 +77,29 @@ def _own(container: Any, copied: set[int] | None) -> Any:
     return clone
 
 
+def _writable(node: Any, kind: type[dict[str, Any]] | type[list[Any]], step: Any, copied: set[int] | None) -> Any:
+    """The container a step writes into: a new one where the path is missing (jq creates it), the existing one
+    (owned, for copy-on-write) when it has the right kind, else the error jq gives."""
+    if node is None:
+        created = kind()
+        if copied is not None:
+            copied.add(id(created))
+        return created
+    if isinstance(node, kind):
+        return _own(node, copied)
+    raise _cannot(node, step)
+
+
 def _set(node: Any, path: Path, depth: int, value: Any, copied: set[int] | None) -> Any:
     if depth == len(path):
         return value
     step = path[depth]
     if isinstance(step, str):
-        if node is None:
-            node = {}
-            if copied is not None:
-                copied.add(id(node))
-        elif isinstance(node, dict):
-            node = _own(node, copied)
-        else:
-            raise _cannot(node, step)
+        node = _writable(node, dict, step, copied)
         node[step] = _set(node.get(step), path, depth + 1, value, copied)
         return node
     if isinstance(step, int | float) and not isinstance(step, bool):
-        if node is None:
-            node = []
-            if copied is not None:
-                copied.add(id(node))
-        elif isinstance(node, list):
-            node = _own(node, copied)
-        else:
-            raise _cannot(node, step)
+        node = _writable(node, list, step, copied)
         if isinstance(step, float) and not math.isfinite(step):
             raise _cannot(node, step)
         index = int(step)
@@ -134,14 +133,7 @@ def _bound(raw: Any, length: int, default: int) -> float:
 def _set_slice(node: Any, step: dict[str, Any], path: Path, depth: int, value: Any, *, copied: set[int] | None) -> Any:
     if isinstance(node, str):
         raise PathError("Cannot update string slices")
-    if node is None:
-        node = []
-        if copied is not None:
-            copied.add(id(node))
-    elif isinstance(node, list):
-        node = _own(node, copied)
-    else:
-        raise _cannot(node, step)
+    node = _writable(node, list, step, copied)
     start_f = _bound(step.get("start"), len(node), 0)
     end_f = max(_bound(step.get("end"), len(node), len(node)), start_f)
     start, end = int(start_f), math.ceil(end_f)
