@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.samples import MINIMAL_KARTA
 from workload_map.model import load_definitions, to_dict
 from workload_map.model.schema import crd, crd_yaml, json_schema, json_schema_text
 
@@ -404,20 +405,7 @@ def test_dumped_definitions_are_accepted_by_the_crd_schema(label: str, document:
     assert crd_errors(to_dict(karta), _schema()) == []
 
 
-MINIMAL: dict[str, Any] = {
-    "apiVersion": "run.ai/v1alpha1",
-    "kind": "Karta",
-    "metadata": {"name": "minimal"},
-    "spec": {
-        "structureDefinition": {
-            "rootComponent": {
-                "name": "minimal",
-                "kind": {"group": "minimal.org", "version": "v1", "kind": "Minimal"},
-                "statusDefinition": {"statusMappings": {}},
-            }
-        }
-    },
-}
+MINIMAL = MINIMAL_KARTA
 
 
 def _with(path: str, value: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.samples import MINIMAL_KARTA
 from workload_map.model import (
     GVK,
     DefinitionError,
@@ -25,20 +26,7 @@ from workload_map.model import (
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "definitions"
 
-MINIMAL: dict[str, Any] = {
-    "apiVersion": "run.ai/v1alpha1",
-    "kind": "Karta",
-    "metadata": {"name": "minimal"},
-    "spec": {
-        "structureDefinition": {
-            "rootComponent": {
-                "name": "minimal",
-                "kind": {"group": "minimal.org", "version": "v1", "kind": "Minimal"},
-                "statusDefinition": {"statusMappings": {}},
-            }
-        }
-    },
-}
+MINIMAL = MINIMAL_KARTA
 
 ROOT = "spec.structureDefinition.rootComponent"
 MINIMAL_YAML = """\
