@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from workload_map.jq import ast
 from workload_map.jq.errors import JqParseError
-from workload_map.jq.parser import parse, unparse
+from workload_map.jq.parser import parse
+from workload_map.jq.unparse import unparse
 
 # Programs libjq accepts. Evaluated on INPUTS (outputs must agree with the unparsed form).
 VALID: list[str] = [
