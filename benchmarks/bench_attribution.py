@@ -40,7 +40,7 @@ from _common import interleaved, json_loads_baseline
 from _common import row as _row
 from workload_map.catalog.registry import builtin_registry
 from workload_map.pods import OwnerChains, attribute_many
-from workload_map.resolve import Workload
+from workload_map.resolve import Resolution, Workload
 from workload_map.view import build_view
 
 PODS_PER_WORKLOAD = 10
@@ -211,9 +211,9 @@ def _walk(pods: list[dict[str, Any]], owners: list[dict[str, Any]], roots: set[s
     return sum(1 for pod in pods if chains.find_root(pod, roots) is not None)
 
 
-def _pipeline(workloads: list[Workload], pods: list[dict[str, Any]], owners: list[dict[str, Any]]) -> int:
+def _pipeline(workloads: list[Resolution], pods: list[dict[str, Any]], owners: list[dict[str, Any]]) -> int:
     attributions = attribute_many(workloads, pods, owners)
-    views = [build_view(workload, attribution=a) for workload, a in zip(workloads, attributions, strict=True)]
+    views = [build_view(workload, a) for workload, a in zip(workloads, attributions, strict=True)]
     return sum(view.resources.gpus for view in views)
 
 
@@ -260,9 +260,9 @@ def rows() -> list[dict[str, Any]]:
         for obj in objects:
             resolved = registry.for_object(obj)
             assert resolved is not None
-            workload = Workload(resolved.karta, obj)
-            workload.resolve()  # evaluates every definition path once (cached for the timed part)
-            workloads.append(workload)
+            resolution = Workload(resolved.karta, obj).resolve()
+            assert not resolution.errors  # reading the errors evaluates every part once (cached for the timed part)
+            workloads.append(resolution)
         setup_per_workload = (time.perf_counter() - started) / count
 
         attribution, loads = _best_pair(functools.partial(attribute_many, workloads, pods, owners), decode, repeat)

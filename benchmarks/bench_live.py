@@ -156,6 +156,7 @@ def rows() -> list[dict[str, Any]]:
     from workload_map.cli.commands.get import make_rows
     from workload_map.cluster import Cluster, ConnectionSettings
     from workload_map.cluster.discovery import _fetch_legacy, fetch
+    from workload_map.pods import attribute
     from workload_map.view import build_view
 
     server = _server_from_env(env, started_here=False)
@@ -185,7 +186,8 @@ def rows() -> list[dict[str, Any]]:
 
         def describe() -> Any:
             live = cluster.fetch_workload(rtype, "big", namespace=namespace)
-            return build_view(live.workload(), pods=live.pods, owners=live.owners, origin=live.origin)
+            resolution = live.workload().resolve()
+            return build_view(resolution, attribute(resolution, live.pods, live.owners), origin=live.origin)
 
         view = describe()
         requests = len(client.requests) - before

@@ -16,8 +16,8 @@ from decimal import Decimal
 from typing import Any
 
 from _common import best, json_loads_baseline, row
-from workload_map.pods.quantity import _parse_text, parse_quantity
-from workload_map.pods.resources import pod_requests
+from workload_map.resources.formula import pod_requests
+from workload_map.resources.quantity import _parse_text, parse_quantity
 
 POD: dict[str, Any] = {
     "apiVersion": "v1",

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from workload_map.catalog import builtin_registry
+from workload_map.pods import attribute
 from workload_map.resolve import Workload
 from workload_map.view import build_view
 
@@ -101,7 +102,8 @@ def test_live_describe_equals_the_offline_view_of_the_same_objects(
     registry = builtin_registry()
     resolved = registry.for_object(workload)
     assert resolved is not None
-    offline = build_view(Workload(resolved.karta, workload), pods=pods, owners=owners, origin=resolved.origin)
+    resolution = Workload(resolved.karta, workload).resolve()
+    offline = build_view(resolution, attribute(resolution, pods, owners), origin=resolved.origin)
     assert _view_shape(live) == _view_shape(offline.to_dict())
     assert live["namespace"] == namespace and live["uid"] == stored["metadata"]["uid"]
     assert live["fileMode"] is False

@@ -140,8 +140,8 @@ def test_pods_of_two_workloads_of_one_type_in_one_namespace_never_mix() -> None:
     api, api_rs, api_pods = deployment_with_pods("api", pods=2)  # the same labels: app=web
     pods = web_pods + api_pods
     owners = [web_rs, api_rs]
-    web_result = attribute(Workload(fx.catalog("apps-deployment-v1"), web), pods, owners)
-    api_result = attribute(Workload(fx.catalog("apps-deployment-v1"), api), pods, owners)
+    web_result = attribute(Workload(fx.catalog("apps-deployment-v1"), web).resolve(), pods, owners)
+    api_result = attribute(Workload(fx.catalog("apps-deployment-v1"), api).resolve(), pods, owners)
     assert names(web_result.claimed) == names([AttributedPod(p, p["metadata"]["name"]) for p in web_pods])
     assert names(api_result.claimed) == [p["metadata"]["name"] for p in api_pods]
     assert web_result.foreign == 2
@@ -153,7 +153,7 @@ def test_attribute_many_gives_each_workload_what_attribute_gives_it() -> None:
     api, api_rs, api_pods = deployment_with_pods("api", pods=2)
     stray = fx.pod("stray", namespace=NS, owned_by=None, labels={"app": "web"})
     pods = [*web_pods, stray, *api_pods]
-    workloads = [Workload(fx.catalog("apps-deployment-v1"), obj) for obj in (web, api)]
+    workloads = [Workload(fx.catalog("apps-deployment-v1"), obj).resolve() for obj in (web, api)]
     together = attribute_many(workloads, pods, [web_rs, api_rs])
     alone = [attribute(workload, pods, [web_rs, api_rs]) for workload in workloads]
     assert [(names(a.claimed), a.foreign) for a in together] == [(names(a.claimed), a.foreign) for a in alone]
@@ -172,7 +172,7 @@ def test_pytorchjob_pods_go_to_master_and_worker_by_their_replica_type_label() -
         for role, count in (("master", 1), ("worker", 4))
         for index in range(count)
     ]
-    result = attribute(Workload(fx.catalog("kubeflow-org-pytorchjob-v1"), job), pods)
+    result = attribute(Workload(fx.catalog("kubeflow-org-pytorchjob-v1"), job).resolve(), pods)
     grouped = result.by_component()
     assert sorted(grouped) == ["master", "worker"]
     assert len(grouped["master"][""]) == 1
@@ -190,7 +190,7 @@ def test_an_owned_pod_no_component_claims_is_unclaimed_not_dropped() -> None:
         ),
         fx.pod("llama-finetune-debug", namespace="ml-team", owned_by=job, labels={"purpose": "debug"}),
     ]
-    result = attribute(Workload(fx.catalog("kubeflow-org-pytorchjob-v1"), job), pods)
+    result = attribute(Workload(fx.catalog("kubeflow-org-pytorchjob-v1"), job).resolve(), pods)
     assert names(result.unclaimed) == ["llama-finetune-debug"]
     assert result.unclaimed[0].component is None
 
@@ -198,13 +198,13 @@ def test_an_owned_pod_no_component_claims_is_unclaimed_not_dropped() -> None:
 def test_a_sole_pod_bearing_component_takes_every_owned_pod() -> None:
     deployment, replicaset, pods = deployment_with_pods("web", pods=2)
     pods[1]["metadata"]["labels"] = {"unrelated": "labels"}
-    result = attribute(Workload(fx.catalog("apps-deployment-v1"), deployment), pods, [replicaset])
+    result = attribute(Workload(fx.catalog("apps-deployment-v1"), deployment).resolve(), pods, [replicaset])
     assert [(pod.component, pod.instance) for pod in result.claimed] == [("deployment", ""), ("deployment", "")]
 
 
 def test_a_bare_pod_is_its_own_workload() -> None:
     obj = fx.pod("notebook", namespace="lab", owned_by=None)
-    result = attribute(Workload(fx.catalog("core-pod-v1"), obj), [obj])
+    result = attribute(Workload(fx.catalog("core-pod-v1"), obj).resolve(), [obj])
     assert [(pod.name, pod.component) for pod in result.claimed] == [("notebook", "pod")]
 
 
@@ -249,7 +249,7 @@ def lws_pods(obj: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, 
 def test_lws_workers_owned_through_their_leader_pod_get_component_and_group() -> None:
     obj = fx.workload("leaderworkerset")
     pods, owners = lws_pods(obj)
-    result = attribute(Workload(fx.catalog("leaderworkerset-x-k8s-io-leaderworkerset-v1"), obj), pods, owners)
+    result = attribute(Workload(fx.catalog("leaderworkerset-x-k8s-io-leaderworkerset-v1"), obj).resolve(), pods, owners)
     assert result.foreign == 0 and not result.unclaimed
     placed = sorted((pod.component or "", pod.replica or "") for pod in result.pods)
     assert placed == [("leader", "0"), ("leader", "1")] + [("worker", "0")] * 3 + [("worker", "1")] * 3
@@ -265,7 +265,7 @@ def test_instance_and_inherited_replica_key_come_from_the_pod_labels() -> None:
         fleet_pod("gpu-0", fleet, {"example.com/role": "gpu", "example.com/rack": "0"}),
         fleet_pod("cpu-1", fleet, {"example.com/role": "cpu", "example.com/rack": "1"}),
     ]
-    result = attribute(Workload(fx.local_definition("fleet"), fleet), pods)
+    result = attribute(Workload(fx.local_definition("fleet"), fleet).resolve(), pods)
     assert [(p.component, p.instance, p.replica, p.errors) for p in result.pods] == [
         ("server", "gpu", "0", ()),
         ("server", "cpu", "1", ()),
@@ -275,7 +275,7 @@ def test_instance_and_inherited_replica_key_come_from_the_pod_labels() -> None:
 def test_a_pod_of_a_removed_instance_is_unclaimed_with_the_reason() -> None:
     fleet = fx.workload("fleet")
     leftover = fleet_pod("tpu-0", fleet, {"example.com/role": "tpu", "example.com/rack": "0"})
-    (pod,) = attribute(Workload(fx.local_definition("fleet"), fleet), [leftover]).pods
+    (pod,) = attribute(Workload(fx.local_definition("fleet"), fleet).resolve(), [leftover]).pods
     assert not pod.claimed
     assert pod.component == "server" and pod.instance is None
     assert 'could not match instance id "tpu"' in pod.errors[0]
@@ -284,7 +284,7 @@ def test_a_pod_of_a_removed_instance_is_unclaimed_with_the_reason() -> None:
 def test_a_broken_replica_key_is_recorded_on_the_pod_and_the_pod_stays_placed() -> None:
     fleet = fx.workload("fleet")
     member = fleet_pod("gpu-x", fleet, {"example.com/role": "gpu"})  # no rack label
-    (pod,) = attribute(Workload(fx.local_definition("fleet"), fleet), [member]).pods
+    (pod,) = attribute(Workload(fx.local_definition("fleet"), fleet).resolve(), [member]).pods
     assert pod.claimed and pod.replica is None
     assert "failed to extract replica key" in pod.errors[0]
 
@@ -292,14 +292,14 @@ def test_a_broken_replica_key_is_recorded_on_the_pod_and_the_pod_stays_placed() 
 def test_a_component_without_type_selector_claims_nothing_when_others_bear_pods() -> None:
     fleet = fx.workload("fleet")
     member = fleet_pod("helper-0", fleet, {"example.com/part": "helper"})
-    (pod,) = attribute(Workload(fx.local_definition("fleet"), fleet), [member]).pods
+    (pod,) = attribute(Workload(fx.local_definition("fleet"), fleet).resolve(), [member]).pods
     assert pod.component is None
 
 
 def test_a_component_declaring_no_pod_spec_can_still_claim_pods_by_selector() -> None:
     fleet = fx.workload("fleet")
     member = fleet_pod("monitor-0", fleet, {"example.com/part": "monitor"})
-    (pod,) = attribute(Workload(fx.local_definition("fleet"), fleet), [member]).pods
+    (pod,) = attribute(Workload(fx.local_definition("fleet"), fleet).resolve(), [member]).pods
     assert (pod.component, pod.instance) == ("monitor", "")
 
 
@@ -309,8 +309,8 @@ def test_check_ownership_false_takes_every_given_pod() -> None:
         "gpu-9", namespace="lab", owned_by=None, labels={"example.com/role": "gpu", "example.com/rack": "1"}
     )
     workload = Workload(fx.local_definition("fleet"), fleet)
-    assert attribute(workload, [stranger]).foreign == 1
-    assert attribute(workload, [stranger], check_ownership=False).claimed[0].instance == "gpu"
+    assert attribute(workload.resolve(), [stranger]).foreign == 1
+    assert attribute(workload.resolve(), [stranger], check_ownership=False).claimed[0].instance == "gpu"
 
 
 @pytest.mark.parametrize("bad_uid", ["", None])
@@ -321,4 +321,4 @@ def test_a_workload_without_uid_owns_no_pods(bad_uid: str | None) -> None:
         del job["metadata"]["uid"]
     else:
         job["metadata"]["uid"] = bad_uid
-    assert attribute(Workload(fx.catalog("kubeflow-org-pytorchjob-v1"), job), [member]).foreign == 1
+    assert attribute(Workload(fx.catalog("kubeflow-org-pytorchjob-v1"), job).resolve(), [member]).foreign == 1

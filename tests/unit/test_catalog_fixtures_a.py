@@ -712,7 +712,7 @@ def test_fixture_pods_are_attributed_to_their_components_and_instances(slug: str
     from workload_map.pods import attribute
 
     workload = _workload_class()(_definition(slug), _workload(slug))
-    result = attribute(workload, _read(slug, "pods.yaml"), _read(slug, "owners.yaml"))
+    result = attribute(workload.resolve(), _read(slug, "pods.yaml"), _read(slug, "owners.yaml"))
     counts = {
         component: {instance: len(pods) for instance, pods in instances.items()}
         for component, instances in result.by_component().items()
@@ -727,7 +727,7 @@ def test_lws_pods_are_split_into_their_groups_by_group_index() -> None:
 
     slug = "leaderworkerset-x-k8s-io-leaderworkerset-v1"
     workload = _workload_class()(_definition(slug), _workload(slug))
-    result = attribute(workload, _read(slug, "pods.yaml"), _read(slug, "owners.yaml"))
+    result = attribute(workload.resolve(), _read(slug, "pods.yaml"), _read(slug, "owners.yaml"))
     groups: dict[str, list[str]] = {}
     for pod in result.claimed:
         groups.setdefault(str(pod.replica), []).append(f"{pod.component}:{pod.name}")

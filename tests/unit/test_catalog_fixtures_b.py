@@ -152,7 +152,7 @@ def test_every_fixture_pod_is_owned_and_lands_in_one_component_instance_as_many_
     pods = _read(FIXTURES / slug / "pods.yaml")["items"]
     owners_file = FIXTURES / slug / "owners.yaml"
     owners = _read(owners_file)["items"] if owners_file.exists() else []
-    attribution = attribute(_resolved(slug), pods, owners)
+    attribution = attribute(_resolved(slug).resolve(), pods, owners)
     assert attribution.foreign == 0, "a fixture pod's owner chain does not reach the workload"
     assert [(pod.name, pod.errors) for pod in attribution.unclaimed] == []
     counts = Counter((pod.component, pod.instance) for pod in attribution.pods)

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from workload_map.catalog import builtin_registry
+from workload_map.pods import attribute
 from workload_map.resolve import Workload
 from workload_map.view import ComponentView, build_view
 
@@ -56,8 +57,8 @@ def summary(directory: Path) -> dict[str, Any]:
     owners = _load(directory / "owners.yaml")["items"] if (directory / "owners.yaml").exists() else []
     resolved = builtin_registry().for_object(obj)
     assert resolved is not None, f"no built-in definition for {obj['apiVersion']}/{obj['kind']}"
-    workload = Workload(resolved.karta, obj)
-    view = build_view(workload, pods=pods, owners=owners, origin=resolved.origin)
+    resolution = Workload(resolved.karta, obj).resolve()
+    view = build_view(resolution, attribute(resolution, pods, owners), origin=resolved.origin)
     placed: dict[str, str] = {}
     for _, node in view.walk():
         for pod in node.pods:

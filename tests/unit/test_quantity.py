@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workload_map.pods.quantity import (
+from workload_map.resources.quantity import (
     NANO,
     QuantityError,
     canonical_quantity,

@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from workload_map.pods.quantity import QuantityError, format_quantity
-from workload_map.pods.resources import (
+from workload_map.resources.formula import (
     GPU_RESOURCE_NAMES,
     ResourceSpecError,
     accelerator_names,
@@ -30,6 +29,7 @@ from workload_map.pods.resources import (
     scale,
     total,
 )
+from workload_map.resources.quantity import QuantityError, format_quantity
 
 GI = 2**30
 CONFORMANCE = Path(__file__).resolve().parents[3] / "shared" / "conformance"

@@ -17,6 +17,7 @@ import yaml
 from tests.fixtures import view as fx
 from tests.unit.test_attribution import lws_pods
 from workload_map.model import karta_from_dict, to_dict
+from workload_map.pods import attribute
 from workload_map.resolve import Workload
 from workload_map.view import SCHEMA_VERSION, ComponentView, WorkloadView, build_view
 
@@ -45,7 +46,8 @@ def pytorchjob_view(*, worker_reason: str | None = None, extra: Sequence[dict[st
                 reason=worker_reason if index == 3 else None,
             )
         )
-    return build_view(Workload(fx.catalog("kubeflow-org-pytorchjob-v1"), job), pods=[*pods, *extra], origin="catalog")
+    resolution = Workload(fx.catalog("kubeflow-org-pytorchjob-v1"), job).resolve()
+    return build_view(resolution, attribute(resolution, [*pods, *extra]), origin="catalog")
 
 
 def node(view: WorkloadView, component: str, instance: str | None = None) -> ComponentView:
@@ -80,30 +82,29 @@ def test_pytorchjob_with_one_master_and_four_eight_gpu_workers_totals_33_gpus_an
 
 
 def test_deployment_of_three_with_a_two_gpu_limit_and_no_request_totals_six() -> None:
-    view = build_view(Workload(fx.catalog("apps-deployment-v1"), fx.workload("deployment-gpu-limit")))
+    view = build_view(Workload(fx.catalog("apps-deployment-v1"), fx.workload("deployment-gpu-limit")).resolve())
     assert view.resources.gpus == 6
     (deployment,) = view.components
     assert deployment.name == "deployment" and deployment.replicas.desired == 3  # the root bears the pods
 
 
 def test_pod_level_cpu_overhead_and_a_container_give_4200m_for_two_replicas() -> None:
-    view = build_view(Workload(fx.catalog("apps-deployment-v1"), fx.workload("deployment-pod-level")))
+    view = build_view(Workload(fx.catalog("apps-deployment-v1"), fx.workload("deployment-pod-level")).resolve())
     assert view.resources.cpu_millis == 4200
     assert view.resources.gpus == 2
     assert view.resources.to_dict()["requests"]["cpu"] == "4200m"
 
 
 def test_an_init_container_with_4_gpus_before_a_main_container_with_2_counts_4() -> None:
-    view = build_view(Workload(fx.catalog("batch-job-v1"), fx.workload("job-init-gpus")))
+    view = build_view(Workload(fx.catalog("batch-job-v1"), fx.workload("job-init-gpus")).resolve())
     assert view.resources.gpus == 4
 
 
 def test_lws_of_two_groups_of_four_with_eight_gpus_per_pod_is_8_pods_and_64_gpus() -> None:
     obj = fx.workload("leaderworkerset")
     pods, owners = lws_pods(obj)
-    view = build_view(
-        Workload(fx.catalog("leaderworkerset-x-k8s-io-leaderworkerset-v1"), obj), pods=pods, owners=owners
-    )
+    resolution = Workload(fx.catalog("leaderworkerset-x-k8s-io-leaderworkerset-v1"), obj).resolve()
+    view = build_view(resolution, attribute(resolution, pods, owners))
     assert view.replicas.desired == 8 and view.replicas.current == 8
     assert view.resources.gpus == 64
     group = node(view, "group")
@@ -115,7 +116,7 @@ def test_lws_of_two_groups_of_four_with_eight_gpus_per_pod_is_8_pods_and_64_gpus
 
 
 def test_mig_slices_and_other_accelerators_are_shown_per_name_never_as_gpus() -> None:
-    view = build_view(Workload(fx.catalog("apps-deployment-v1"), fx.workload("deployment-mig")))
+    view = build_view(Workload(fx.catalog("apps-deployment-v1"), fx.workload("deployment-mig")).resolve())
     assert view.resources.gpus == 0
     assert dict(view.resources.accelerators) == {"aws.amazon.com/neuroncore": 6, "nvidia.com/mig-1g.5gb": 3}
     assert view.resources.to_dict()["requests"]["nvidia.com/mig-1g.5gb"] == "3"
@@ -123,7 +124,7 @@ def test_mig_slices_and_other_accelerators_are_shown_per_name_never_as_gpus() ->
 
 def test_configured_gpu_names_count_as_gpus() -> None:
     view = build_view(
-        Workload(fx.catalog("apps-deployment-v1"), fx.workload("deployment-mig")),
+        Workload(fx.catalog("apps-deployment-v1"), fx.workload("deployment-mig")).resolve(),
         gpu_resource_names=["nvidia.com/mig-1g.5gb"],
     )
     assert view.resources.gpus == 3
@@ -176,7 +177,8 @@ def test_a_completed_pod_reads_pod_completed_and_is_not_unhealthy() -> None:
     job = fx.workload("job-init-gpus")
     done = fx.pod("warmup-abcde", namespace="ml-team", owned_by=job, phase="Succeeded", ready=False)
     done["status"]["conditions"][-1]["reason"] = "PodCompleted"
-    view = build_view(Workload(fx.catalog("batch-job-v1"), job), pods=[done])
+    resolution = Workload(fx.catalog("batch-job-v1"), job).resolve()
+    view = build_view(resolution, attribute(resolution, [done]))
     (pod,) = view.pods
     assert (pod.phase, pod.ready, pod.reason, pod.unhealthy) == ("Succeeded", False, "PodCompleted", False)
 
@@ -190,8 +192,9 @@ def test_pods_are_listed_by_name_and_a_ready_pod_has_no_reason() -> None:
 # --- the tree ---------------------------------------------------------------------------------------------------
 
 
-def fleet_view(pods: list[dict[str, Any]] | None = None, **kwargs: Any) -> WorkloadView:
-    return build_view(Workload(fx.local_definition("fleet"), fx.workload("fleet")), pods=pods, **kwargs)
+def fleet_view(pods: list[dict[str, Any]] | None = None) -> WorkloadView:
+    resolution = Workload(fx.local_definition("fleet"), fx.workload("fleet")).resolve()
+    return build_view(resolution, attribute(resolution, pods) if pods is not None else None)
 
 
 def fleet_pods() -> list[dict[str, Any]]:
@@ -269,7 +272,8 @@ def test_a_broken_component_path_is_an_error_and_the_rest_still_shows() -> None:
     definition = to_dict(fx.local_definition("fleet"))
     server = definition["spec"]["structureDefinition"]["childComponents"][1]
     server["scaleDefinition"]["replicasPath"] = ".spec.roles[] | .name"  # strings, not counts
-    view = build_view(Workload(karta_from_dict(definition), fx.workload("fleet")), pods=fleet_pods())
+    resolution = Workload(karta_from_dict(definition), fx.workload("fleet")).resolve()
+    view = build_view(resolution, attribute(resolution, fleet_pods()))
     assert [(error.component, error.field) for error in view.errors] == [("server", "scaleDefinition.replicasPath")]
     assert node(view, "monitor").replicas.current == 1
     assert node(view, "server", "gpu").replicas.current == 4  # pods still placed
@@ -279,7 +283,7 @@ def test_a_broken_component_path_is_an_error_and_the_rest_still_shows() -> None:
 def test_a_malformed_quantity_in_the_spec_is_an_error_not_a_crash() -> None:
     obj = fx.workload("deployment-gpu-limit")
     obj["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "two"
-    view = build_view(Workload(fx.catalog("apps-deployment-v1"), obj))
+    view = build_view(Workload(fx.catalog("apps-deployment-v1"), obj).resolve())
     assert view.resources.gpus == 0
     assert "invalid quantity" in view.errors[0].message
     assert view.errors[0].field == "specDefinition.podTemplateSpecPath"
@@ -315,7 +319,9 @@ def test_json_is_a_superset_of_upstreams_describe_view() -> None:
 
 def test_file_mode_json_has_the_same_keys_with_empty_live_fields() -> None:
     live = pytorchjob_view().to_dict()
-    offline = build_view(Workload(fx.catalog("kubeflow-org-pytorchjob-v1"), fx.workload("pytorchjob"))).to_dict()
+    offline = build_view(
+        Workload(fx.catalog("kubeflow-org-pytorchjob-v1"), fx.workload("pytorchjob")).resolve()
+    ).to_dict()
     assert set(live) == set(offline)
     assert offline["fileMode"] is True
     assert offline["components"][1]["replicas"] == {"desired": 4, "current": None, "ready": None}

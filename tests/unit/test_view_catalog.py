@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from workload_map.catalog.registry import builtin_registry
+from workload_map.pods import attribute
 from workload_map.resolve import Workload
 from workload_map.view import WorkloadView, build_view
 
@@ -27,10 +28,14 @@ def load(path: Path) -> Any:
         return yaml.safe_load(handle)
 
 
-def view_of(obj: dict[str, Any], **kwargs: Any) -> WorkloadView:
+def view_of(
+    obj: dict[str, Any], pods: list[dict[str, Any]] | None = None, owners: list[dict[str, Any]] | None = None
+) -> WorkloadView:
     resolved = builtin_registry().for_object(obj)
     assert resolved is not None, f"no definition for {obj['kind']}"
-    return build_view(Workload(resolved.karta, obj), origin=resolved.origin, **kwargs)
+    resolution = Workload(resolved.karta, obj).resolve()
+    attribution = attribute(resolution, pods, owners) if pods is not None else None
+    return build_view(resolution, attribution, origin=resolved.origin)
 
 
 def figures(view: WorkloadView) -> dict[str, tuple[int, int]]:

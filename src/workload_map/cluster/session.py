@@ -7,7 +7,8 @@
         rtype = cluster.resolve_type("pytorchjob", registry)
         jobs = cluster.list_objects(rtype, namespace="ml").items
         live = cluster.fetch_workload(rtype, "llama", namespace="ml")
-        view = build_view(live.workload(), pods=live.pods, owners=live.owners, origin=live.origin)
+        resolution = live.workload().resolve()
+        view = build_view(resolution, attribute(resolution, live.pods, live.owners), origin=live.origin)
 
 Request budget: `list_objects` is one LIST per page; `fetch_workload` is one GET, one pod LIST (per page) in the
 workload's namespace, and one metadata LIST per owner kind the pods' controller chains pass through. Nothing is
@@ -32,6 +33,7 @@ from workload_map.cluster.typetokens import ResolvedType, resolve_type
 if TYPE_CHECKING:
     from workload_map.catalog import DefinitionRegistry
     from workload_map.cluster.discovery import APIResource
+    from workload_map.jq import EvaluationPolicy
     from workload_map.pods import OwnerIndex
     from workload_map.resolve import Workload
 
@@ -73,11 +75,12 @@ class LiveWorkload:
         metadata = self.object.get("metadata") or {}
         return str(metadata.get("uid") or "")
 
-    def workload(self) -> Workload:
-        """The object resolved through its definition."""
+    def workload(self, *, policy: EvaluationPolicy | None = None) -> Workload:
+        """The object resolved through its definition, its jq expressions evaluated under `policy` (None: in
+        process; a definition read from the cluster deserves a "worker" policy)."""
         from workload_map.resolve import Workload
 
-        return Workload(self.type.definition.karta, self.object)
+        return Workload(self.type.definition.karta, self.object, policy=policy)
 
     def owned_pods(self) -> list[dict[str, Any]]:
         """The pods whose owner chain reaches the workload (what `wmap gang` plans with)."""

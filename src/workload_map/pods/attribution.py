@@ -30,7 +30,7 @@ from typing import Any
 from workload_map.model import ComponentInstanceSelector, ComponentTypeSelector, ReplicaSelector
 from workload_map.pods.owners import DEFAULT_MAX_HOPS, OwnerChains, Owners
 from workload_map.pods.selectors import PodQuerier, SelectorError
-from workload_map.resolve import ExtractionError, Workload
+from workload_map.resolve import Resolution
 
 __all__ = [
     "AttributedPod",
@@ -118,36 +118,39 @@ def _pod_name(pod: Mapping[str, Any]) -> str:
     return ""
 
 
-def workload_uid(workload: Workload) -> str:
+def workload_uid(resolution: Resolution) -> str:
     """The workload object's `metadata.uid` (`""` when it has none)."""
-    return workload.object_ref.uid
+    return resolution.object.uid
 
 
 class AttributionPlan:
     """What attribution needs of a workload, read once: the claiming components in order, their instance ids and
-    selectors. `place(pod)` attributes one (already owned) pod."""
+    selectors. `place(pod)` attributes one (already owned) pod, evaluating under the workload's jq policy."""
 
-    __slots__ = ("candidates", "sole")
+    __slots__ = ("candidates", "policy", "sole")
 
-    def __init__(self, workload: Workload) -> None:
+    def __init__(self, resolution: Resolution) -> None:
+        self.policy = resolution.policy
         candidates: list[_Candidate] = []
         pod_bearing: list[_Candidate] = []
-        for component in workload:
+        for component in resolution:
             selector = component.definition.pod_selector
             type_selector = selector.component_type_selector if selector is not None else None
             if not component.has_pod_definition and type_selector is None:
                 continue
-            try:
-                ids: tuple[str, ...] | None = tuple(component.instance_ids)
-                ids_error = None
-            except ExtractionError as error:
-                ids, ids_error = None, f"cannot read the instance ids of component {component.name!r}: {error.message}"
+            ids_failure = component.ids_error
+            ids = None if ids_failure is not None else component.instance_ids
+            ids_error = (
+                None
+                if ids_failure is None
+                else f"cannot read the instance ids of component {component.name!r}: {ids_failure.message}"
+            )
             candidate = _Candidate(
                 name=component.name,
                 pod_bearing=component.has_pod_definition,
                 type_selector=type_selector,
                 instance_selector=selector.component_instance_selector if selector is not None else None,
-                replica_selector=_replica_selector(workload, component.name),
+                replica_selector=_replica_selector(resolution, component.name),
                 instance_ids=ids,
                 ids_error=ids_error,
             )
@@ -159,7 +162,7 @@ class AttributionPlan:
 
     def place(self, pod: Mapping[str, Any]) -> AttributedPod:
         """Component, instance and replica of one pod (failures recorded on the result)."""
-        query = PodQuerier(pod)
+        query = PodQuerier(pod, policy=self.policy)
         name = _pod_name(pod)
         errors: list[str] = []
         chosen: _Candidate | None = None
@@ -194,30 +197,30 @@ class AttributionPlan:
         return AttributedPod(pod, name, chosen.name, instance, replica, tuple(errors))
 
 
-def _replica_selector(workload: Workload, name: str) -> ReplicaSelector | None:
+def _replica_selector(resolution: Resolution, name: str) -> ReplicaSelector | None:
     """The replicaSelector of the component or of its nearest ancestor that defines one."""
     seen: set[str] = set()
     current: str | None = name
     while current is not None and current not in seen:
         seen.add(current)
-        component = workload.component(current)
+        component = resolution.component(current)
         selector = component.definition.pod_selector
         if selector is not None and selector.replica_selector is not None and selector.replica_selector.key_path:
             return selector.replica_selector
-        parent = workload.parent_of(current)
+        parent = resolution.parent_of(current)
         current = parent.name if parent is not None else None
     return None
 
 
 def attribute(
-    workload: Workload,
+    resolution: Resolution,
     pods: Iterable[Mapping[str, Any]],
     owners: Owners = None,
     *,
     check_ownership: bool = True,
     max_hops: int = DEFAULT_MAX_HOPS,
 ) -> Attribution:
-    """Attribute `pods` to the components, instances and replicas of `workload`.
+    """Attribute `pods` to the components, instances and replicas of a resolved workload.
 
     `owners` are the intermediate owner objects (ReplicaSets, Jobs, StatefulSets, ...) as data: an `OwnerIndex`,
     a mapping (namespace, kind, name) or UID -> object, or an iterable of objects. Pods whose owner chain does not
@@ -225,8 +228,8 @@ def attribute(
     (a LeaderWorkerSet leader pod owns its group's worker StatefulSet). `check_ownership=False` takes every
     given pod as the workload's (the caller scoped them already).
     """
-    plan = AttributionPlan(workload)
-    uid = workload_uid(workload)
+    plan = AttributionPlan(resolution)
+    uid = workload_uid(resolution)
     if not check_ownership:
         return Attribution(uid, tuple(plan.place(pod) for pod in pods))
     pods = list(pods)
@@ -242,7 +245,7 @@ def attribute(
 
 
 def attribute_many(
-    workloads: Sequence[Workload],
+    workloads: Sequence[Resolution],
     pods: Iterable[Mapping[str, Any]],
     owners: Owners = None,
     *,

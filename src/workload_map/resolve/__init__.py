@@ -22,14 +22,13 @@ from workload_map.resolve.errors import (
     SuspendNotSupported,
     UpdateError,
 )
+from workload_map.resolve.replicas import desired_replicas, min_replicas
+from workload_map.resolve.resolution import Resolution, ResolvedComponent, ResolvedInstance
 from workload_map.resolve.results import (
     ComponentError,
     Condition,
-    ExtractedInstance,
     FragmentedPodSpec,
     ObjectRef,
-    Resolution,
-    ResolvedComponent,
     Scale,
     WorkloadStatus,
 )
@@ -44,7 +43,6 @@ __all__ = [
     "ComponentNotFound",
     "Condition",
     "DefinitionNotFound",
-    "ExtractedInstance",
     "ExtractionError",
     "FragmentedPodSpec",
     "GVKMismatchError",
@@ -55,12 +53,15 @@ __all__ = [
     "Resolution",
     "ResolveError",
     "ResolvedComponent",
+    "ResolvedInstance",
     "Scale",
     "SuspendNotSupported",
     "UpdateError",
     "Workload",
     "WorkloadStatus",
     "WorkloadTree",
+    "desired_replicas",
+    "min_replicas",
     "primary_phase",
     "resolve",
 ]

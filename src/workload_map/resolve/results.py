@@ -7,7 +7,7 @@ document: changing them changes nothing until you write them back with an `updat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from workload_map.model import GVK, UNDEFINED
@@ -203,33 +203,6 @@ class ComponentError:
         return {"component": self.component, "field": self.field, "message": self.message}
 
 
-@dataclass(frozen=True, slots=True)
-class ExtractedInstance:
-    """What one instance of a component holds. A field is None when the component has no definition for it
-    (or, in a `Resolution`, when its extraction failed: see the errors)."""
-
-    instance_id: str
-    pod_template_spec: dict[str, Any] | None = None
-    pod_spec: dict[str, Any] | None = None
-    pod_metadata: dict[str, Any] | None = None
-    fragmented_pod_spec: FragmentedPodSpec | None = None
-    scale: Scale | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"instanceId": self.instance_id}
-        if self.pod_template_spec is not None:
-            out["podTemplateSpec"] = fast_copy(self.pod_template_spec)
-        if self.pod_spec is not None:
-            out["podSpec"] = fast_copy(self.pod_spec)
-        if self.pod_metadata is not None:
-            out["metadata"] = fast_copy(self.pod_metadata)
-        if self.fragmented_pod_spec is not None:
-            out["fragmentedPodSpec"] = self.fragmented_pod_spec.to_dict()
-        if self.scale is not None:
-            out["scale"] = self.scale.to_dict()
-        return out
-
-
 def gvk_dict(gvk: GVK | None) -> dict[str, str] | None:
     if gvk is None:
         return None
@@ -237,87 +210,21 @@ def gvk_dict(gvk: GVK | None) -> dict[str, str] | None:
 
 
 @dataclass(frozen=True, slots=True)
-class ResolvedComponent:
-    """One component as resolved: its identity, its instances (in instance-id order) and what failed."""
-
-    name: str
-    kind: GVK | None
-    parent: str | None
-    children: tuple[str, ...]
-    has_pod_definition: bool
-    multi_instance: bool
-    instance_ids: tuple[str, ...]
-    instances: dict[str, ExtractedInstance]
-    status: WorkloadStatus | None = None
-    errors: tuple[ComponentError, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "kind": gvk_dict(self.kind),
-            "parent": self.parent,
-            "children": list(self.children),
-            "hasPodDefinition": self.has_pod_definition,
-            "multiInstance": self.multi_instance,
-            "instanceIds": list(self.instance_ids),
-            "instances": [instance.to_dict() for instance in self.instances.values()],
-        }
-        if self.status is not None:
-            out["status"] = self.status.to_dict()
-        out["errors"] = [error.to_dict() for error in self.errors]
-        return out
-
-
-@dataclass(frozen=True, slots=True)
 class ObjectRef:
-    """Which object was resolved: its apiVersion, kind, namespace, name and uid (`""` when absent)."""
+    """Which object was resolved: its apiVersion, kind, namespace, name, uid and creation time (`""` when
+    absent). The one place the identity of a workload is read (`resolution.object`)."""
 
     api_version: str
     kind: str
     name: str = ""
     namespace: str = ""
     uid: str = ""
+    creation_timestamp: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         out = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name, "namespace": self.namespace}
         if self.uid:
             out["uid"] = self.uid
+        if self.creation_timestamp:
+            out["creationTimestamp"] = self.creation_timestamp
         return out
-
-
-@dataclass(frozen=True, slots=True)
-class Resolution:
-    """Everything that resolved, plus one `ComponentError` per part that did not.
-
-    A broken path in one component does not hide the others: its fields are None (or its instances empty) and
-    the error says why.
-    """
-
-    definition: str
-    object: ObjectRef
-    root: str
-    components: dict[str, ResolvedComponent]
-    status: WorkloadStatus | None
-    errors: tuple[ComponentError, ...] = field(default=())
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    def component(self, name: str) -> ResolvedComponent:
-        try:
-            return self.components[name]
-        except KeyError:
-            from workload_map.resolve.errors import ComponentNotFound
-
-            raise ComponentNotFound(name, self.definition, list(self.components)) from None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "definition": self.definition,
-            "object": self.object.to_dict(),
-            "root": self.root,
-            "status": self.status.to_dict() if self.status is not None else None,
-            "components": [component.to_dict() for component in self.components.values()],
-            "errors": [error.to_dict() for error in self.errors],
-        }

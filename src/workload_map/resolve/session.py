@@ -1,56 +1,55 @@
-"""The one shared document of a workload: the object, its jq `Document`, cached outputs, and write-back.
+"""The write side of a workload: the current snapshot of its document, the original, and write-back.
 
-Every component of a workload reads and writes through the same session, so an update through one component is
-seen by every later read. jq outputs are cached per expression until the next write; the first read after a
-write evaluates every expression of the definition in one `evaluate_many` call (one conversion of the object).
+Every component of a workload reads and writes through one session, so an update through one component is seen by
+every later read. A write never changes a snapshot: it sets the paths copy-on-write and makes a new snapshot (and
+with it a new `Resolution`), so what was read before the write stays as it was read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workload_map.jq import Document, JqError
+from workload_map.jq import EvaluationPolicy, JqError
 from workload_map.jq.writeback import PathError, set_paths
 from workload_map.resolve._json import fast_copy, get_path, is_empty
-from workload_map.resolve.errors import ExtractionError, UpdateError
+from workload_map.resolve.errors import UpdateError
+from workload_map.resolve.resolution import Resolution
+from workload_map.resolve.snapshot import Snapshot
+from workload_map.resolve.structure import Structure
 
 
 class Session:
-    """The object being resolved and everything evaluated on it."""
+    """The document of one workload, snapshot by snapshot, and its resolution."""
 
-    def __init__(self, obj: dict[str, Any], plan: Iterable[str]) -> None:
-        self.obj = obj
-        self.original: dict[str, Any] | None = None  # a copy taken just before the first write
+    def __init__(
+        self,
+        obj: dict[str, Any],
+        structure: Structure,
+        *,
+        policy: EvaluationPolicy,
+        related: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        self.structure = structure
+        self.policy = policy
+        self.related = tuple(related)
+        self.original: dict[str, Any] | None = None  # the document before the first write
         self.writes = 0
-        self._plan = list(dict.fromkeys(expr for expr in plan if expr))
-        self._document = Document(obj)
-        self._results: dict[str, list[Any] | JqError] = {}
+        self._snapshot = Snapshot(obj, structure.expressions, policy)
+        self._resolution: Resolution | None = None
 
-    # --- reading -------------------------------------------------------------------------------------------
+    @property
+    def obj(self) -> dict[str, Any]:
+        """The current document (the caller must not change it: write through `write`)."""
+        return self._snapshot.obj
 
-    def prefetch(self, expressions: Sequence[str] = ()) -> None:
-        """Evaluate, in one call, every expression of the plan (and `expressions`) not yet cached."""
-        wanted = [expr for expr in dict.fromkeys([*expressions, *self._plan]) if expr not in self._results]
-        if not wanted:
-            return
-        results = self._document.evaluate_many(wanted)
-        self._results.update(zip(wanted, results, strict=True))
-
-    def outputs(self, expr: str, component: str, field: str) -> list[Any]:
-        """The outputs of `expr` on the current document; a jq failure is an `ExtractionError` at `field`.
-
-        The list is the cache's own: callers copy what they hand out.
-        """
-        result = self._results.get(expr)
-        if result is None:
-            self.prefetch([expr])
-            result = self._results[expr]
-        if isinstance(result, JqError):
-            raise ExtractionError(component, field, f"{result.kind}: {result.message}") from result
-        return result
-
-    # --- writing -------------------------------------------------------------------------------------------
+    @property
+    def resolution(self) -> Resolution:
+        """The resolution of the current snapshot (one per snapshot)."""
+        found = self._resolution
+        if found is None:
+            found = self._resolution = Resolution(self.structure, self._snapshot, related=self.related)
+        return found
 
     def write(
         self,
@@ -66,10 +65,11 @@ class Session:
 
         With `keep_absent_empty`, an empty value (null, "", {}, []) is not written where the document holds
         nothing (or an empty value) at that path: an update never adds a null or empty field to an instance that
-        did not have it. Every path is checked before the first is set, so a failed write changes nothing.
+        did not have it. The write is all or nothing: a failure leaves the document as it was.
         """
+        current = self._snapshot.obj
         try:
-            paths = self._document.paths(expr)
+            paths = self._snapshot.paths(expr)
         except JqError as exc:
             raise UpdateError(
                 component,
@@ -89,26 +89,20 @@ class Session:
         else:
             pairs = [(path, values[0]) for path in paths]
         if keep_absent_empty:
-            pairs = [(path, value) for path, value in pairs if not (is_empty(value) and _holds_nothing(self.obj, path))]
+            pairs = [(path, value) for path, value in pairs if not (is_empty(value) and _holds_nothing(current, path))]
         if not pairs:
             return
-        places = [path for path, _ in pairs]
-        values = [fast_copy(value) for _, value in pairs]
-        try:  # a copying dry run first, so a failed write changes nothing
-            set_paths(self.obj, places, values, copy=True)
+        try:  # copy-on-write: the current snapshot keeps its object
+            root = set_paths(current, [path for path, _ in pairs], [fast_copy(value) for _, value in pairs], copy=True)
         except PathError as exc:
             raise UpdateError(component, field, f"cannot write through {expr!r}: {exc}") from None
+        if not isinstance(root, dict):  # only an empty path (`.`) replaces the root
+            raise UpdateError(component, field, "cannot replace the whole object with a non-object")
         if self.original is None:
-            self.original = fast_copy(self.obj)
-        root = set_paths(self.obj, places, values, copy=False)
-        if root is not self.obj:  # only an empty path (`.`) replaces the root
-            if not isinstance(root, dict):
-                raise UpdateError(component, field, "cannot replace the whole object with a non-object")
-            self.obj.clear()
-            self.obj.update(root)
+            self.original = current
         self.writes += 1
-        self._document.invalidate()
-        self._results.clear()
+        self._snapshot = Snapshot(root, self.structure.expressions, self.policy)
+        self._resolution = None
 
 
 def _holds_nothing(obj: Any, path: Sequence[Any]) -> bool:

@@ -10,15 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from workload_map.model import GVK
-from workload_map.resolve.results import (
-    ComponentError,
-    ExtractedInstance,
-    ObjectRef,
-    Resolution,
-    Scale,
-    WorkloadStatus,
-    gvk_dict,
-)
+from workload_map.resolve.resolution import Resolution, ResolvedInstance
+from workload_map.resolve.results import ComponentError, ObjectRef, Scale, WorkloadStatus, gvk_dict
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +24,7 @@ class InstanceNode:
 
     key: str | None
     scale: Scale | None
-    extracted: ExtractedInstance | None
+    extracted: ResolvedInstance | None
     children: tuple[ComponentNode, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-import msgspec
-
-from workload_map.model import GVK, ComponentDefinition, Karta
+from workload_map.jq import INPROCESS, EvaluationPolicy
+from workload_map.model import GVK, Karta
 from workload_map.resolve._json import NotJSONError, fast_copy, json_copy, merge_patch
-from workload_map.resolve.component import _METADATA, _SPEC, _TEMPLATE, Component
+from workload_map.resolve.component import Component
 from workload_map.resolve.errors import (
     ComponentNotFound,
     ExtractionError,
@@ -19,15 +19,10 @@ from workload_map.resolve.errors import (
     InvalidObjectError,
     SuspendNotSupported,
 )
-from workload_map.resolve.results import (
-    FRAGMENTED_FIELDS,
-    ComponentError,
-    ObjectRef,
-    Resolution,
-    ResolvedComponent,
-    WorkloadStatus,
-)
+from workload_map.resolve.resolution import Resolution
+from workload_map.resolve.results import ObjectRef, WorkloadStatus
 from workload_map.resolve.session import Session
+from workload_map.resolve.structure import structure_of
 from workload_map.resolve.tree import WorkloadTree, build_tree
 from workload_map.validation import Finding, errors
 from workload_map.validation import validate as validate_definition
@@ -44,11 +39,19 @@ class Workload:
     Raises `InvalidDefinitionError` (validation errors; warnings do not block), `InvalidObjectError` (not a
     mapping) and `GVKMismatchError` (another group or kind than the definition's root; another version of the
     same group and kind resolves). `validate=False` skips validation (e.g. already done by the caller);
-    `check_gvk=False` skips the kind check (partial objects in tests).
+    `check_gvk=False` skips the kind check (partial objects in tests). `policy` (a `jq.EvaluationPolicy`; None: in
+    process) says where the definition's jq expressions run, for this workload and its pods (`.policy`).
     """
 
     def __init__(
-        self, definition: Karta, obj: Mapping[str, Any], *, validate: bool = True, check_gvk: bool = True
+        self,
+        definition: Karta,
+        obj: Mapping[str, Any],
+        *,
+        validate: bool = True,
+        check_gvk: bool = True,
+        policy: EvaluationPolicy | None = None,
+        related: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         if not isinstance(definition, Karta):
             raise TypeError(
@@ -68,19 +71,12 @@ class Workload:
         self.object_gvk = _object_gvk(document)
         if check_gvk:
             _check_gvk(definition, self.object_gvk)
+        self.policy = INPROCESS if policy is None else policy
+        structure = structure_of(definition)
+        self._session = Session(document, structure, policy=self.policy, related=related)
         self._components: dict[str, Component] = {}
-        self._children: dict[str, list[str]] = {}
-        yaml_prefix = "spec.structureDefinition"
-        entries = [(definition.root, f"{yaml_prefix}.rootComponent")] + [
-            (child, f"{yaml_prefix}.childComponents[{index}]") for index, child in enumerate(definition.children)
-        ]
-        for component_definition, yaml_path in entries:
-            self._components.setdefault(component_definition.name, Component(self, component_definition, yaml_path))
-        for component_definition in definition.children:
-            parent = component_definition.owner_ref
-            if parent:
-                self._children.setdefault(parent, []).append(component_definition.name)
-        self._session = Session(document, _expressions(definition))
+        for name, slot in structure.slots.items():
+            self._components[name] = Component(slot, self._session, self._components)
 
     def __repr__(self) -> str:
         ref = self.object_ref
@@ -95,17 +91,8 @@ class Workload:
 
     @property
     def object_ref(self) -> ObjectRef:
-        """apiVersion, kind, name, namespace and uid of the object (cheap: no copy)."""
-        obj = self._session.obj
-        metadata = obj.get("metadata")
-        metadata = metadata if isinstance(metadata, dict) else {}
-        return ObjectRef(
-            api_version=_text(obj.get("apiVersion")),
-            kind=_text(obj.get("kind")),
-            name=_text(metadata.get("name")) or _text(metadata.get("generateName")),
-            namespace=_text(metadata.get("namespace")),
-            uid=_text(metadata.get("uid")),
-        )
+        """apiVersion, kind, name, namespace, uid and creation time of the object (cheap: no copy)."""
+        return self._session.resolution.object
 
     @property
     def root(self) -> Component:
@@ -128,8 +115,7 @@ class Workload:
 
     def children_of(self, name: str) -> list[Component]:
         """Direct children of a component, in declaration order."""
-        self.component(name)
-        return [self._components[child] for child in self._children.get(name, [])]
+        return self.component(name).children
 
     def parent_of(self, name: str) -> Component | None:
         """The parent of a component (None for the root, or for a child whose ownerRef names no component)."""
@@ -151,25 +137,10 @@ class Workload:
     # --- lenient resolution ------------------------------------------------------------------------------------
 
     def resolve(self) -> Resolution:
-        """Everything that resolves, with one `ComponentError` per part that does not (nothing raises)."""
-        self._session.prefetch()
-        resolved: dict[str, ResolvedComponent] = {}
-        all_errors: list[ComponentError] = []
-        root_status: WorkloadStatus | None = None
-        for component in self._components.values():
-            item = _resolve_component(component)
-            resolved[component.name] = item
-            all_errors.extend(item.errors)
-            if component.is_root:
-                root_status = item.status
-        return Resolution(
-            definition=self.definition.name,
-            object=self.object_ref,
-            root=self.root.name,
-            components=resolved,
-            status=root_status,
-            errors=tuple(all_errors),
-        )
+        """The resolution of the current document: frozen, each part computed on first use, failures in its
+        `errors` (nothing raises). A later write makes a new one; this one keeps describing the document it was
+        taken of."""
+        return self._session.resolution
 
     def tree(self) -> WorkloadTree:
         """The structural tree: components, their instances sorted by key, child components (failures carried as
@@ -237,16 +208,21 @@ class Workload:
     diff_patch = merge_patch
 
 
-def resolve(definition: Karta, obj: Mapping[str, Any], *, validate: bool = True, check_gvk: bool = True) -> Resolution:
-    """Resolve `obj` through `definition`, capturing per-component failures (see `Workload.resolve`)."""
-    return Workload(definition, obj, validate=validate, check_gvk=check_gvk).resolve()
+def resolve(
+    definition: Karta,
+    obj: Mapping[str, Any],
+    *,
+    validate: bool = True,
+    check_gvk: bool = True,
+    policy: EvaluationPolicy | None = None,
+    related: Sequence[Mapping[str, Any]] = (),
+) -> Resolution:
+    """Resolve `obj` through `definition`: the frozen `Resolution` (see `Workload.resolve`). `related` are the
+    objects a definition may reference besides `obj` (supplied by the caller: resolving never fetches)."""
+    return Workload(definition, obj, validate=validate, check_gvk=check_gvk, policy=policy, related=related).resolve()
 
 
 # --- helpers ------------------------------------------------------------------------------------------------------
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _object_gvk(obj: Mapping[str, Any]) -> GVK | None:
@@ -285,104 +261,36 @@ def _check_definition(definition: Karta) -> None:
         raise InvalidDefinitionError(definition.name, findings)
 
 
-_ENCODER = msgspec.json.Encoder()
-_VALIDATED: OrderedDict[bytes, list[Finding]] = OrderedDict()
+# id(definition) -> (definition, its error findings), least recently used first. Holding the definition keeps its
+# id from being reused by another object while the entry lives.
+_VALIDATED: OrderedDict[int, tuple[Karta, list[Finding]]] = OrderedDict()
 _VALIDATED_MAX = 256
+_VALIDATED_LOCK = threading.Lock()
+_VALIDATIONS = 0  # definitions validated (cache misses) since the process started; read by the tests
 
 
 def _validation_errors(definition: Karta) -> list[Finding]:
-    """The error findings of the validator (warnings never block), cached by the definition's content.
+    """The error findings of the validator (warnings never block), cached by the definition's identity.
 
-    Resolving many objects of one kind validates its definition once; a definition changed in place is a new key.
+    The model is frozen, so one definition object always validates the same: resolving many objects through it
+    validates it once (a changed copy made with `msgspec.structs.replace` is another object, validated anew).
+    Thread-safe; two threads missing at once may both validate, with equal results.
     """
-    key = _ENCODER.encode(definition)
-    found = _VALIDATED.get(key)
-    if found is None:
-        found = errors(validate_definition(definition))
-        _VALIDATED[key] = found
-        if len(_VALIDATED) > _VALIDATED_MAX:
-            _VALIDATED.popitem(last=False)
-    else:
+    global _VALIDATIONS
+    key = id(definition)
+    with _VALIDATED_LOCK:
+        held = _VALIDATED.get(key)
+        if held is not None and held[0] is definition:
+            _VALIDATED.move_to_end(key)
+            return held[1]
+    found = errors(validate_definition(definition))
+    with _VALIDATED_LOCK:
+        _VALIDATIONS += 1
+        _VALIDATED[key] = (definition, found)
         _VALIDATED.move_to_end(key)
+        while len(_VALIDATED) > _VALIDATED_MAX:
+            _VALIDATED.popitem(last=False)
     return found
-
-
-def _expressions(definition: Karta) -> list[str]:
-    """Every workload-side expression of a definition (pod selectors run on pods, actions are writes)."""
-    expressions: list[str] = []
-    for component in definition.components:
-        expressions.extend(_component_expressions(component))
-    return expressions
-
-
-def _component_expressions(component: ComponentDefinition) -> Iterator[str]:
-    if component.instance_id_path:
-        yield component.instance_id_path
-    spec = component.spec_definition
-    if spec is not None:
-        for path in (spec.pod_template_spec_path, spec.pod_spec_path, spec.metadata_path):
-            if path:
-                yield path
-        fragmented = spec.fragmented_pod_spec_definition
-        if fragmented is not None:
-            for item in FRAGMENTED_FIELDS:
-                path = getattr(fragmented, item.path_attr)
-                if path:
-                    yield path
-    scale = component.scale_definition
-    if scale is not None:
-        for path in (scale.replicas_path, scale.min_replicas_path, scale.max_replicas_path):
-            if path:
-                yield path
-    status = component.status_definition
-    if status is not None:
-        if status.phase_definition is not None:
-            yield status.phase_definition.path
-        if status.conditions_definition is not None:
-            yield status.conditions_definition.path
-        for _, matchers in status.status_mappings.entries():
-            for matcher in matchers or ():
-                if matcher.by_expression is not None:
-                    yield matcher.by_expression.expression
-
-
-def _resolve_component(component: Component) -> ResolvedComponent:
-    errors: list[ComponentError] = []
-
-    def record(error: ExtractionError) -> None:
-        errors.append(ComponentError(error.component, error.field, error.message))
-
-    def attempt(getter: Any, *args: Any) -> Any:
-        try:
-            return getter(*args)
-        except ExtractionError as error:
-            record(error)
-            return None
-
-    ids: list[str] | None = attempt(component._ids)
-    instances = {}
-    if ids is not None:
-        instances = component._assemble(
-            ids,
-            templates=attempt(component._plain, _TEMPLATE, ids),
-            specs=attempt(component._plain, _SPEC, ids),
-            metadata=attempt(component._plain, _METADATA, ids),
-            fragmented=attempt(component._fragmented, ids),
-            scales=attempt(component._scales, ids),
-        )
-    status = component._status(record)
-    return ResolvedComponent(
-        name=component.name,
-        kind=component.kind,
-        parent=component.parent,
-        children=tuple(child.name for child in component.children),
-        has_pod_definition=component.has_pod_definition,
-        multi_instance=component.multi_instance,
-        instance_ids=tuple(ids or ()),
-        instances=instances,
-        status=status,
-        errors=tuple(errors),
-    )
 
 
 __all__ = ["Workload", "resolve"]

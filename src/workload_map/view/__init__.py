@@ -2,14 +2,15 @@
 
     from workload_map.view import build_view
 
-    view = build_view(workload, pods=pods, owners=owners, origin="catalog")
+    resolution = workload.resolve()
+    view = build_view(resolution, attribute(resolution, pods, owners), origin="catalog")
     view.resources.gpus                    # 33
     view.to_dict()                         # JSON, schemaVersion "workloadmap.io/view/v1"
 
 See docs/view.md.
 """
 
-from workload_map.view.build import build_view, desired_replicas
+from workload_map.view.build import build_view
 from workload_map.view.podstatus import pod_node, pod_phase, pod_ready, pod_reason
 from workload_map.view.types import (
     SCHEMA_VERSION,
@@ -17,7 +18,6 @@ from workload_map.view.types import (
     PodView,
     Replicas,
     Resources,
-    ViewError,
     WorkloadView,
 )
 
@@ -27,10 +27,8 @@ __all__ = [
     "PodView",
     "Replicas",
     "Resources",
-    "ViewError",
     "WorkloadView",
     "build_view",
-    "desired_replicas",
     "pod_node",
     "pod_phase",
     "pod_ready",

@@ -2,7 +2,8 @@
 
 Counting rules:
 
-* **Desired replicas** of an instance: `replicas`, else `minReplicas`, else 1 (a missing scale gives 1).
+* **Desired replicas** of an instance: `resolve.replicas.desired_replicas` (`replicas`, else `minReplicas`, else
+  1; a missing scale gives 1).
 * A child component's replicas count **per replica of its parent**: its total is its own scale times the parent's
   total (an LWS of 2 groups with 1 leader and 3 workers per group is 2 leaders and 6 workers). A parent that
   declares no scale passes its own multiplier down.
@@ -19,44 +20,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from workload_map.pods.attribution import AttributedPod, Attribution, attribute
-from workload_map.pods.owners import DEFAULT_MAX_HOPS, Owners
-from workload_map.pods.quantity import QuantityError
-from workload_map.pods.resources import (
-    ResourceList,
-    ResourceSpecError,
-    add,
-    fragmented_requests,
-    pod_requests,
-    scale,
-    total,
-)
-from workload_map.resolve import (
-    ExtractedInstance,
-    InvalidObjectError,
-    Resolution,
-    ResolvedComponent,
-    Scale,
-    Workload,
-)
+from workload_map.pods.attribution import AttributedPod, Attribution
+from workload_map.resolve import Resolution, ResolvedComponent, ResolvedInstance, Scale
+from workload_map.resolve.replicas import desired_replicas
+from workload_map.resources import QuantityError, ResourceList, ResourceSpecError, add, pod_requests, scale, total
 from workload_map.view.podstatus import pod_node, pod_phase, pod_ready, pod_reason
-from workload_map.view.types import ComponentView, PodView, Replicas, Resources, ViewError, WorkloadView
+from workload_map.view.types import ComponentView, PodView, Replicas, Resources, WorkloadView
 
-__all__ = ["build_view", "desired_replicas"]
+__all__ = ["build_view"]
 
 UNDEFINED = "Undefined"
-
-
-def desired_replicas(scale_: Scale | None) -> int:
-    """Desired replicas of one instance: `replicas`, else `minReplicas`, else 1 (never negative)."""
-    if scale_ is None:
-        return 1
-    for value in (scale_.replicas, scale_.min_replicas):
-        if value is not None:
-            return max(0, value)
-    return 1
 
 
 @dataclass(slots=True)
@@ -73,16 +47,10 @@ def _plus(a: int | None, b: int | None) -> int | None:
 
 
 class _Builder:
-    def __init__(
-        self, workload: Workload, resolution: Resolution, attribution: Attribution | None, gpu_names: tuple[str, ...]
-    ) -> None:
-        self.workload = workload
+    def __init__(self, resolution: Resolution, attribution: Attribution | None, gpu_names: tuple[str, ...]) -> None:
         self.resolution = resolution
         self.gpu_names = gpu_names
         self.file_mode = attribution is None
-        self.errors: list[ViewError] = [
-            ViewError(error.component, error.field, error.message) for error in resolution.errors
-        ]
         self._resources: dict[tuple[tuple[str, int, int], ...], Resources] = {}
         self.claimed: dict[tuple[str, str], list[AttributedPod]] = {}
         self.unclaimed: list[AttributedPod] = []
@@ -104,27 +72,11 @@ class _Builder:
             found = self._resources[key] = Resources.of(requests, self.gpu_names)
         return found
 
-    def per_replica(self, component: str, instance: ExtractedInstance | None) -> ResourceList:
-        """The request of one replica of an instance, from its pod template, pod spec or fragmented spec."""
-        if instance is None:
-            return {}
-        where = f" of instance {instance.instance_id!r}" if instance.instance_id else ""
-        try:
-            if instance.pod_template_spec is not None:
-                field = "specDefinition.podTemplateSpecPath"
-                spec = instance.pod_template_spec.get("spec")
-                return pod_requests(spec if isinstance(spec, (dict, Mapping)) else {})
-            if instance.pod_spec is not None:
-                field = "specDefinition.podSpecPath"
-                return pod_requests(instance.pod_spec)
-            fragment = instance.fragmented_pod_spec
-            if fragment is not None:
-                field = "specDefinition.fragmentedPodSpecDefinition"
-                parts = {"containers": fragment.containers, "container": fragment.container}
-                return fragmented_requests({**parts, "resources": fragment.resources})
-        except (QuantityError, ResourceSpecError) as error:
-            self.errors.append(ViewError(component, field, f"cannot count the requests{where}: {error}"))
-        return {}
+    @staticmethod
+    def per_replica(instance: ResolvedInstance | None) -> ResourceList:
+        """The request of one replica of an instance (none when it cannot be read: the resolution says why)."""
+        requests = instance.requests if instance is not None else None
+        return requests if requests is not None else {}
 
     # --- pods ---------------------------------------------------------------------------------------------------
 
@@ -160,7 +112,7 @@ class _Builder:
     # --- the tree -----------------------------------------------------------------------------------------------
 
     def declares_scale(self, component: str) -> bool:
-        return self.workload.component(component).definition.scale_definition is not None
+        return self.resolution.components[component].definition.scale_definition is not None
 
     def child_names(self, resolved: ResolvedComponent, visiting: frozenset[str]) -> list[str]:
         return [
@@ -188,7 +140,7 @@ class _Builder:
                 nodes.append(node)
         if len(keys) != 1 and children:
             if self.declares_scale(name):
-                below = sum(desired_replicas(resolved.instances[key].scale) for key in keys) * multiplier
+                below = sum(resolved.instances[key].desired_replicas for key in keys) * multiplier
             else:
                 below = multiplier
             nodes.extend(node for node in (self.component(child, below, visiting) for child in children) if node)
@@ -212,12 +164,12 @@ class _Builder:
     ) -> ComponentView | None:
         extracted = resolved.instances.get(key)
         scale_ = extracted.scale if extracted is not None else None
-        per = desired_replicas(scale_)
+        per = desired_replicas(scale_)  # no instance (its ids failed): one replica, as without a scale
         declared = self.declares_scale(resolved.name)
         pods = self.pods_of(resolved.name, key)
         if resolved.has_pod_definition:
             own_desired = per * multiplier
-            own_requests = scale(self.per_replica(resolved.name, extracted), own_desired)
+            own_requests = scale(self.per_replica(extracted), own_desired)
             below = own_desired if declared else multiplier
         else:
             own_desired = 0
@@ -292,7 +244,7 @@ class _Builder:
                 if self.declares_scale(root.name):
                     multiplier = node.own_replicas.desired
         elif self.declares_scale(root.name):
-            multiplier = sum(desired_replicas(instance.scale) for instance in root.instances.values())
+            multiplier = sum(instance.desired_replicas for instance in root.instances.values())
         visiting = frozenset({root.name})
         for child in self.child_names(root, visiting):
             node = self.component(child, multiplier, visiting)
@@ -309,41 +261,23 @@ def _phases(resolution: Resolution) -> tuple[str, tuple[str, ...]]:
     return status.phase, tuple(phases)
 
 
-def _created_at(workload: Workload) -> str | None:
-    try:
-        obj = workload.to_object()
-    except InvalidObjectError:
-        return None
-    metadata = obj.get("metadata")
-    created = metadata.get("creationTimestamp") if isinstance(metadata, (dict, Mapping)) else None
-    return created if isinstance(created, str) and created else None
-
-
 def build_view(
-    workload: Workload,
-    *,
-    pods: Iterable[Mapping[str, Any]] | None = None,
-    owners: Owners = None,
-    definition_name: str | None = None,
-    origin: str = "",
-    gpu_resource_names: Iterable[str] = (),
+    resolution: Resolution,
     attribution: Attribution | None = None,
-    check_ownership: bool = True,
-    max_hops: int = DEFAULT_MAX_HOPS,
+    *,
+    origin: str = "",
+    definition_name: str | None = None,
+    gpu_resource_names: Iterable[str] = (),
 ) -> WorkloadView:
-    """The rolled-up view of a workload.
+    """The rolled-up view of a resolved workload.
 
-    `pods=None` (and no `attribution`) is file mode: structure, desired scale and requests from the spec; live
-    fields are None. With `pods` (e.g. every pod of the namespace) and `owners` (the intermediate owner objects),
-    pods are attributed first (`workload_map.pods.attribute`); pass a ready `attribution` instead to reuse one (e.g.
-    from `attribute_many`). `definition_name` defaults to the definition's name; `origin` says where the
-    definition came from (`catalog`, `cluster`, `file`). `gpu_resource_names` are extra extended resources that
-    count as whole GPUs. Nothing raises for a half-broken object: failures are in `errors`.
+    Without `attribution` it is file mode: structure, desired scale and requests from the spec; live fields are
+    None. With the `Attribution` of its pods (`workload_map.pods.attribute(resolution, pods, owners)`, or one of
+    `attribute_many`'s), the live counts, nodes and pods. `origin` says where the definition came from (`catalog`,
+    `cluster`, `file`); `definition_name` defaults to the definition's name; `gpu_resource_names` are extra extended
+    resources that count as whole GPUs. Nothing raises for a half-broken object: failures are in `errors`.
     """
-    resolution = workload.resolve()
-    if attribution is None and pods is not None:
-        attribution = attribute(workload, pods, owners, check_ownership=check_ownership, max_hops=max_hops)
-    builder = _Builder(workload, resolution, attribution, tuple(gpu_resource_names))
+    builder = _Builder(resolution, attribution, tuple(gpu_resource_names))
     components = builder.top_level()
     desired, current, ready = 0, builder.zero(), builder.zero()
     requests: ResourceList = {}
@@ -370,7 +304,7 @@ def build_view(
         unclaimed_pods=tuple(
             builder.pod_view(pod, unclaimed=True) for pod in sorted(builder.unclaimed, key=lambda pod: pod.name)
         ),
-        errors=tuple(builder.errors),
+        errors=resolution.errors,
         uid=ref.uid,
-        created_at=_created_at(workload),
+        created_at=ref.creation_timestamp or None,
     )

@@ -13,9 +13,9 @@ from types import MappingProxyType
 from typing import Any, Final, Protocol
 
 from workload_map.model import GVK
-from workload_map.pods.quantity import format_quantity, quantity_kind
-from workload_map.pods.resources import ResourceList, is_extended_resource, is_gpu
-from workload_map.resolve import Scale
+from workload_map.resolve import ComponentError, Scale
+from workload_map.resources.formula import ResourceList, is_extended_resource, is_gpu
+from workload_map.resources.quantity import format_quantity, quantity_kind
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -23,7 +23,6 @@ __all__ = [
     "PodView",
     "Replicas",
     "Resources",
-    "ViewError",
     "WorkloadIdentity",
     "WorkloadView",
     "identity_dict",
@@ -232,22 +231,6 @@ class ComponentView:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class ViewError:
-    """A part of the workload that could not be read (a broken definition path, a malformed quantity); the rest
-    of the view is still there."""
-
-    component: str
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"component {self.component!r}, {self.field}: {self.message}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"component": self.component, "field": self.field, "message": self.message}
-
-
 class WorkloadIdentity(Protocol):
     """What names a workload and its status: a `WorkloadView`, or a front end's lighter row (`wmap get`)."""
 
@@ -310,7 +293,7 @@ class WorkloadView:
     resources: Resources
     components: tuple[ComponentView, ...] = ()
     unclaimed_pods: tuple[PodView, ...] = ()
-    errors: tuple[ViewError, ...] = ()
+    errors: tuple[ComponentError, ...] = ()
     uid: str = ""
     created_at: str | None = None
     schema_version: str = SCHEMA_VERSION

@@ -123,7 +123,7 @@ def _broken(manifest: Manifest, code: int, message: str, *, single: bool, hint: 
 
 def describe_manifests(manifests: Manifests, registry: DefinitionRegistry) -> Outcome:
     """Resolve every document through the registry into views (pure: prints nothing, only collects)."""
-    from workload_map.cli.jqmode import definition_scope
+    from workload_map.cli.jqmode import definition_policy
     from workload_map.cli.render.tree import Origin
     from workload_map.resolve import ResolveError, Workload
     from workload_map.view import build_view
@@ -154,9 +154,9 @@ def describe_manifests(manifests: Manifests, registry: DefinitionRegistry) -> Ou
                 outcome.skipped.append((manifest, "not a workload"))
             continue
         try:
-            with definition_scope(resolved.karta.name, resolved.origin):
-                workload = Workload(resolved.karta, manifest.value)
-                view = build_view(workload, origin=resolved.origin)
+            policy = definition_policy(resolved.karta.name, resolved.origin)
+            workload = Workload(resolved.karta, manifest.value, policy=policy)
+            view = build_view(workload.resolve(), origin=resolved.origin)
         except ResolveError as exc:
             outcome.problems.append(_broken(manifest, EXIT_ERROR, f"{manifest.label}: {exc}", single=single))
             continue

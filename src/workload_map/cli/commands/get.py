@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from workload_map.catalog import Resolved
     from workload_map.cli.live import LiveSession
     from workload_map.cluster import ResolvedType
+    from workload_map.jq import EvaluationPolicy
     from workload_map.view import WorkloadView
 
 OUTPUT = OutputSpec("get", ("table", "wide", "json", "yaml"))
@@ -102,14 +103,14 @@ def make_rows(
     objects: Sequence[dict[str, Any]], definition: Resolved, type_label: str, *, wide: bool
 ) -> tuple[list[Row], list[str]]:
     """Resolve each object through the definition (spec and status only); a failure skips it with a warning."""
-    from workload_map.cli.jqmode import definition_scope
+    from workload_map.cli.jqmode import definition_policy
 
-    with definition_scope(definition.karta.name, definition.origin):
-        return _make_rows(objects, definition, type_label, wide=wide)
+    policy = definition_policy(definition.karta.name, definition.origin)
+    return _make_rows(objects, definition, type_label, wide=wide, policy=policy)
 
 
 def _make_rows(
-    objects: Sequence[dict[str, Any]], definition: Resolved, type_label: str, *, wide: bool
+    objects: Sequence[dict[str, Any]], definition: Resolved, type_label: str, *, wide: bool, policy: EvaluationPolicy
 ) -> tuple[list[Row], list[str]]:
     from workload_map.resolve import ResolveError, Workload
     from workload_map.view import build_view
@@ -122,9 +123,9 @@ def _make_rows(
         kind = str(obj.get("kind") or type_label)
         name = str(metadata.get("name") or "")
         try:
-            workload = Workload(definition.karta, obj, validate=validate)
+            workload = Workload(definition.karta, obj, validate=validate, policy=policy)
             validate = False  # one definition: validated once
-            view = build_view(workload, origin=definition.origin) if wide else None
+            view = build_view(workload.resolve(), origin=definition.origin) if wide else None
             if view is not None:
                 phase, phases = view.phase, view.phases
             else:

@@ -36,10 +36,11 @@ def describe_live(
     component_limit: int,
 ) -> None:
     from workload_map.cli.commands.describe import Described, render_described
-    from workload_map.cli.jqmode import definition_scope
+    from workload_map.cli.jqmode import definition_policy
     from workload_map.cli.manifests import Manifest
     from workload_map.cli.render.tree import Origin
     from workload_map.cluster import ClusterError, TypeNotCovered
+    from workload_map.pods import attribute
     from workload_map.resolve import ResolveError
     from workload_map.view import build_view
 
@@ -61,9 +62,9 @@ def describe_live(
         for message in live.warnings:
             state().warn(message)
         try:
-            with definition_scope(rtype.definition.karta.name, live.origin):
-                workload = live.workload()
-                view = build_view(workload, pods=live.pods, owners=live.owners, origin=live.origin)
+            workload = live.workload(policy=definition_policy(rtype.definition.karta.name, live.origin))
+            resolution = workload.resolve()
+            view = build_view(resolution, attribute(resolution, live.pods, live.owners), origin=live.origin)
         except ResolveError as exc:
             raise CLIError(f"{rtype.kind}/{name}: {exc}") from None
         for error in view.errors:

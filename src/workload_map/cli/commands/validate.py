@@ -172,7 +172,7 @@ def _status_lines(karta: Karta, resolution: Resolution) -> list[Line]:
 
 
 def _against(report: ValidationReport, path: str) -> int:
-    from workload_map.cli.jqmode import definition_scope
+    from workload_map.cli.jqmode import definition_policy
     from workload_map.cli.render.text import align, write_lines
     from workload_map.cli.render.tree import Origin, TreeOptions, render_workload
     from workload_map.resolve import ResolveError, Workload
@@ -181,10 +181,10 @@ def _against(report: ValidationReport, path: str) -> int:
     sample = _read_sample(path)
     karta = _pick_definition(report, sample)
     try:
-        with definition_scope(karta.name, "local"):  # the definition files given on the command line
-            workload = Workload(karta, sample.value)
-            resolution = workload.resolve()
-            view = build_view(workload, origin="local")
+        policy = definition_policy(karta.name, "local")  # the definition files given on the command line
+        workload = Workload(karta, sample.value, policy=policy)
+        resolution = workload.resolve()
+        view = build_view(resolution, origin="local")
     except ResolveError as exc:
         raise CLIError(f"{sample.label}: {exc}") from None
     out = state().stdout

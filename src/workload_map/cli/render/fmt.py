@@ -9,14 +9,14 @@ from fractions import Fraction
 
 def cpu_text(amount: Fraction | int) -> str:
     """A CPU amount as Kubernetes prints it: `4`, `500m`, `0`."""
-    from workload_map.pods.quantity import format_quantity
+    from workload_map.resources.quantity import format_quantity
 
     return format_quantity(amount, "cpu")
 
 
 def memory_text(amount: Fraction | int) -> str:
     """A memory amount: binary when exact (`16Gi`), else decimal (`70M`), `0` for nothing."""
-    from workload_map.pods.quantity import format_quantity
+    from workload_map.resources.quantity import format_quantity
 
     return format_quantity(amount, "memory")
 

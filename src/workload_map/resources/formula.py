@@ -13,7 +13,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Final, TypeGuard
 
-from workload_map.pods.quantity import NANO, QuantityError, parse_nanos
+from workload_map.resources.quantity import NANO, QuantityError, parse_nanos
 
 __all__ = [
     "GPU_RESOURCE_NAMES",

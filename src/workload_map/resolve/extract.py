@@ -1,0 +1,237 @@
+"""Extraction: what one component's paths give on one snapshot of the document (karta-spec §3, §11).
+
+Pure functions over (snapshot, component definition), shared by the strict `Component` getters (which raise) and
+the lazy `Resolution` (which records each failure and goes on). Each returns None when the component has no
+definition for that part, and raises `ExtractionError` when a path fails or its outputs do not fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, TypeVar
+
+from workload_map.model import ComponentDefinition
+from workload_map.resolve.decode import (
+    DecodeError,
+    decode_fragment,
+    decode_instance_ids,
+    decode_object,
+    decode_replicas,
+)
+from workload_map.resolve.errors import ExtractionError
+from workload_map.resolve.results import FRAGMENTED_FIELDS, FragmentedPodSpec, Scale, WorkloadStatus
+from workload_map.resolve.snapshot import Snapshot
+from workload_map.resolve.status import ErrorSink, extract_status
+
+T = TypeVar("T")
+
+IDS_FIELD = "instanceIdPath"
+FRAGMENTED_FIELD = "specDefinition.fragmentedPodSpecDefinition"
+_SCALE_PATHS = (
+    ("replicas_path", "scaleDefinition.replicasPath"),
+    ("min_replicas_path", "scaleDefinition.minReplicasPath"),
+    ("max_replicas_path", "scaleDefinition.maxReplicasPath"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PlainPart:
+    """A part read whole from one path: its SpecDefinition attribute, definition field, upstream's name for it,
+    and the Kubernetes type its outputs must be."""
+
+    attr: str
+    field: str
+    what: str
+    wanted: str
+
+
+TEMPLATE = PlainPart(
+    "pod_template_spec_path", "specDefinition.podTemplateSpecPath", "pod template spec", "PodTemplateSpec"
+)
+SPEC = PlainPart("pod_spec_path", "specDefinition.podSpecPath", "pod spec", "PodSpec")
+METADATA = PlainPart("metadata_path", "specDefinition.metadataPath", "pod metadata", "ObjectMeta")
+
+
+def plain_path(definition: ComponentDefinition, part: PlainPart) -> str | None:
+    spec = definition.spec_definition
+    path: str | None = getattr(spec, part.attr) if spec is not None else None
+    return path or None
+
+
+def instance_ids(snapshot: Snapshot, definition: ComponentDefinition) -> list[str]:
+    """The instance ids in output order; `[""]` for a single-instance component."""
+    path = definition.instance_id_path
+    if not path:
+        return [""]
+    values = snapshot.outputs(path, definition.name, IDS_FIELD)
+    try:
+        return decode_instance_ids(values)
+    except DecodeError as exc:
+        raise ExtractionError(definition.name, IDS_FIELD, f"failed to extract instance ids: {exc}") from None
+
+
+def plain(
+    snapshot: Snapshot, definition: ComponentDefinition, part: PlainPart, ids: list[str]
+) -> dict[str, dict[str, Any]] | None:
+    """Instance id -> the part's object (a fresh copy); None without a path for it."""
+    path = plain_path(definition, part)
+    if path is None:
+        return None
+    values = _decode_each(
+        definition.name,
+        part.field,
+        snapshot.outputs(path, definition.name, part.field),
+        lambda index, value: decode_object(index, value, part.wanted),
+    )
+    return _zip(definition, part.field, ids, values)
+
+
+def fragmented(
+    snapshot: Snapshot, definition: ComponentDefinition, ids: list[str]
+) -> dict[str, FragmentedPodSpec] | None:
+    """Instance id -> the scattered pod fields; None without `fragmentedPodSpecDefinition`."""
+    spec = definition.spec_definition
+    fragments = spec.fragmented_pod_spec_definition if spec is not None else None
+    if fragments is None:
+        return None
+    columns: dict[str, list[Any]] = {}
+    for item in FRAGMENTED_FIELDS:
+        path = getattr(fragments, item.path_attr)
+        if not path:
+            continue
+        field = f"{FRAGMENTED_FIELD}.{item.path_field}"
+        columns[item.attr] = _decode_each(
+            definition.name, field, snapshot.outputs(path, definition.name, field), partial(decode_fragment, item.kind)
+        )
+    count = max((len(column) for column in columns.values()), default=0)
+    specs = [
+        FragmentedPodSpec(**{attr: column[index] for attr, column in columns.items() if index < len(column)})
+        for index in range(count)
+    ]
+    return _zip(definition, FRAGMENTED_FIELD, ids, specs)
+
+
+def scales(snapshot: Snapshot, definition: ComponentDefinition, ids: list[str]) -> dict[str, Scale] | None:
+    """Instance id -> replica counts; None without `scaleDefinition`."""
+    scale_definition = definition.scale_definition
+    if scale_definition is None:
+        return None
+    columns: dict[str, list[int | None]] = {}
+    for attr, field in _SCALE_PATHS:
+        path = getattr(scale_definition, attr)
+        if not path:
+            continue
+        try:
+            columns[attr.removesuffix("_path")] = [
+                decode_replicas(index, value)
+                for index, value in enumerate(snapshot.outputs(path, definition.name, field))
+            ]
+        except DecodeError as exc:
+            raise ExtractionError(definition.name, field, f"not a replica count: {exc}") from None
+    count = max((len(column) for column in columns.values()), default=0)
+    found = [
+        Scale(**{attr: column[index] for attr, column in columns.items() if index < len(column)})
+        for index in range(count)
+    ]
+    return _zip(definition, "scaleDefinition", ids, found)
+
+
+def status(snapshot: Snapshot, definition: ComponentDefinition, on_error: ErrorSink | None) -> WorkloadStatus | None:
+    """The status the component's `statusDefinition` reads (strict without `on_error`); None without one."""
+    status_definition = definition.status_definition
+    if status_definition is None:
+        return None
+
+    def outputs(expr: str, field: str) -> list[Any]:
+        return snapshot.outputs(expr, definition.name, field)
+
+    return extract_status(definition.name, status_definition, outputs, on_error)
+
+
+def pod_template(
+    templates: Mapping[str, dict[str, Any]] | None,
+    specs: Mapping[str, dict[str, Any]] | None,
+    metadata: Mapping[str, dict[str, Any]] | None,
+    fragments: Mapping[str, FragmentedPodSpec] | None,
+    instance_id: str,
+) -> dict[str, Any] | None:
+    """The pod template one instance's pods are made from: the spec's PodTemplateSpec, else `{metadata, spec}`
+    from podSpecPath + metadataPath, else one built from the fragmented fields; None when the instance has none."""
+    if templates is not None:
+        found = templates.get(instance_id)
+        return found if isinstance(found, dict) else None
+    if specs is not None:
+        spec = specs.get(instance_id)
+        if spec is None:
+            return None
+        return {"metadata": (metadata or {}).get(instance_id) or {}, "spec": spec}
+    if fragments is not None and instance_id in fragments:
+        return template_from_fragments(fragments[instance_id])
+    return None
+
+
+def template_from_fragments(fragment: FragmentedPodSpec) -> dict[str, Any]:
+    """A PodTemplateSpec assembled from a fragmented spec: its containers (a `main` container when it names
+    none), the resources on the first container when no container carries any, and the pod-level fields."""
+    fields = fragment.to_dict()
+    containers = [dict(container) for container in fields.get("containers") or () if isinstance(container, dict)]
+    single = fields.get("container")
+    if isinstance(single, dict):
+        containers.append(dict(single))
+    if not containers:
+        container: dict[str, Any] = {"name": "main"}
+        if fields.get("image"):
+            container["image"] = fields["image"]
+        containers.append(container)
+    if fields.get("resources") and not any(container.get("resources") for container in containers):
+        containers[0]["resources"] = fields["resources"]
+    if fields.get("image") and not containers[0].get("image"):
+        containers[0]["image"] = fields["image"]
+    spec: dict[str, Any] = {"containers": containers}
+    for key in ("schedulerName", "priorityClassName", "resourceClaims"):
+        if fields.get(key):
+            spec[key] = fields[key]
+    affinity = {key: fields[key] for key in ("podAffinity", "nodeAffinity") if fields.get(key)}
+    if affinity:
+        spec["affinity"] = affinity
+    metadata = {key: fields[key] for key in ("labels", "annotations") if fields.get(key)}
+    return {"metadata": metadata, "spec": spec}
+
+
+def _decode_each(component: str, field: str, values: list[Any], decode: Callable[[int, Any], T]) -> list[T]:
+    try:
+        return [decode(index, value) for index, value in enumerate(values)]
+    except DecodeError as exc:
+        raise ExtractionError(component, field, str(exc)) from None
+
+
+def _zip(definition: ComponentDefinition, field: str, ids: list[str], values: list[T]) -> dict[str, T]:
+    if len(ids) != len(values):
+        order = f", in the order of {IDS_FIELD}" if definition.instance_id_path else ""
+        raise ExtractionError(
+            definition.name,
+            field,
+            f"instance ids count ({len(ids)}) does not match results count ({len(values)}): the path must "
+            f"yield exactly one output per instance{order}",
+        )
+    return dict(zip(ids, values, strict=True))  # a later duplicate id overwrites an earlier one, as upstream
+
+
+__all__ = [
+    "FRAGMENTED_FIELD",
+    "IDS_FIELD",
+    "METADATA",
+    "SPEC",
+    "TEMPLATE",
+    "PlainPart",
+    "fragmented",
+    "instance_ids",
+    "plain",
+    "plain_path",
+    "pod_template",
+    "scales",
+    "status",
+    "template_from_fragments",
+]

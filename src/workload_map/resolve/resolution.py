@@ -1,0 +1,530 @@
+"""`Resolution`: one workload object seen through its definition, frozen, each part computed on first use.
+
+A resolution is taken of one snapshot of the document (`snapshot.py`), so it never changes: a later write through
+the `Workload` makes a new snapshot and a new resolution. Nothing here raises for a broken path: each failed part is
+None (or empty) and its `ComponentError` is in `errors`. The strict `Component` getters read the same parts and
+raise the recorded error, so a part is evaluated at most once per snapshot whichever way it is read.
+
+What a consumer reads (the view, the gang plans, pod attribution, the CLI): the components by name, each
+instance's pod template, per-replica requests and replica counts (`replicas.py`), the object's identity
+(`ObjectRef`: uid, creation time) and the status. A `get` that reads only the status evaluates only the status
+(the first read evaluates the definition's expressions in one combined call).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final, NoReturn
+
+from workload_map.jq import EvaluationPolicy
+from workload_map.model import GVK, ComponentDefinition, Karta
+from workload_map.resolve import extract
+from workload_map.resolve._json import fast_copy
+from workload_map.resolve.errors import ComponentNotFound, ExtractionError
+from workload_map.resolve.replicas import desired_replicas, min_replicas
+from workload_map.resolve.results import (
+    ComponentError,
+    FragmentedPodSpec,
+    ObjectRef,
+    Scale,
+    WorkloadStatus,
+    gvk_dict,
+)
+from workload_map.resolve.snapshot import Snapshot
+from workload_map.resolve.structure import ComponentSlot, Structure
+from workload_map.resources import QuantityError, ResourceList, ResourceSpecError, fragmented_requests, pod_requests
+
+# the parts of a component, in the order their errors are reported
+_IDS: Final = "ids"
+_TEMPLATES: Final = "templates"
+_SPECS: Final = "specs"
+_METADATA: Final = "metadata"
+_FRAGMENTED: Final = "fragmented"
+_SCALES: Final = "scales"
+_REQUESTS: Final = "requests"
+_STATUS: Final = "status"
+_PART_ORDER: Final = (_IDS, _TEMPLATES, _SPECS, _METADATA, _FRAGMENTED, _SCALES, _REQUESTS, _STATUS)
+
+
+class _Frozen:
+    """Attributes are set once, in `__init__`; lazily computed parts live in private caches."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is frozen: {name!r} cannot be set")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is frozen: {name!r} cannot be deleted")
+
+
+def _init(obj: object, **values: Any) -> None:
+    for name, value in values.items():
+        object.__setattr__(obj, name, value)
+
+
+class _Failed:
+    """A part whose extraction failed: what a strict read raises."""
+
+    __slots__ = ("errors",)
+
+    def __init__(self, errors: Sequence[ExtractionError]) -> None:
+        self.errors = tuple(errors)
+
+
+class ResolvedInstance(_Frozen):
+    """One instance of a component: what its paths hold, the pod template its pods are made from, one replica's
+    requests, and its replica counts. A field is None when the component has no definition for it or its
+    extraction failed (the component's `errors` say which)."""
+
+    __slots__ = ("_component", "instance_id")
+    instance_id: str
+    _component: ResolvedComponent
+
+    def __init__(self, component: ResolvedComponent, instance_id: str) -> None:
+        _init(self, _component=component, instance_id=instance_id)
+
+    def __repr__(self) -> str:
+        return f"<ResolvedInstance {self._component.name!r}/{self.instance_id!r}>"
+
+    @property
+    def pod_template_spec(self) -> dict[str, Any] | None:
+        """The instance's PodTemplateSpec (`{metadata, spec}`) as `podTemplateSpecPath` reads it."""
+        return self._component._column(_TEMPLATES).get(self.instance_id)
+
+    @property
+    def pod_spec(self) -> dict[str, Any] | None:
+        """The instance's PodSpec as `podSpecPath` reads it."""
+        return self._component._column(_SPECS).get(self.instance_id)
+
+    @property
+    def pod_metadata(self) -> dict[str, Any] | None:
+        """The instance's pod ObjectMeta as `metadataPath` reads it."""
+        return self._component._column(_METADATA).get(self.instance_id)
+
+    @property
+    def fragmented_pod_spec(self) -> FragmentedPodSpec | None:
+        """The pod fields a CRD scatters around, gathered (`fragmentedPodSpecDefinition`)."""
+        return self._component._column(_FRAGMENTED).get(self.instance_id)
+
+    @property
+    def scale(self) -> Scale | None:
+        """The replica counts the `scaleDefinition` reads for this instance."""
+        return self._component._column(_SCALES).get(self.instance_id)
+
+    @property
+    def desired_replicas(self) -> int:
+        """How many replicas the spec asks for (`replicas.desired_replicas`: replicas, else minReplicas, else 1)."""
+        return desired_replicas(self.scale)
+
+    @property
+    def min_replicas(self) -> int:
+        """The least it runs with (`replicas.min_replicas`, upstream's effMin; 0 without a count)."""
+        return min_replicas(self.scale)
+
+    @property
+    def pod_template(self) -> dict[str, Any] | None:
+        """The pod template this instance's pods are made from: the PodTemplateSpec, else `{metadata, spec}` from
+        the pod spec and metadata paths, else one built from the fragmented fields; None without any."""
+        return self._component._template(self.instance_id)
+
+    @property
+    def requests(self) -> ResourceList | None:
+        """What one replica requests (the scheduler's formula over the pod template, pod spec or fragmented
+        spec); None without a pod definition or when the quantities cannot be read (see `errors`)."""
+        found = self._component._requests().get(self.instance_id)
+        return found if isinstance(found, dict) else None
+
+    @property
+    def requests_error(self) -> ComponentError | None:
+        """Why `requests` is None although the instance has a pod definition, if it is."""
+        found = self._component._requests().get(self.instance_id)
+        return found if isinstance(found, ComponentError) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"instanceId": self.instance_id}
+        if self.pod_template_spec is not None:
+            out["podTemplateSpec"] = fast_copy(self.pod_template_spec)
+        if self.pod_spec is not None:
+            out["podSpec"] = fast_copy(self.pod_spec)
+        if self.pod_metadata is not None:
+            out["metadata"] = fast_copy(self.pod_metadata)
+        if self.fragmented_pod_spec is not None:
+            out["fragmentedPodSpec"] = self.fragmented_pod_spec.to_dict()
+        if self.scale is not None:
+            out["scale"] = self.scale.to_dict()
+        return out
+
+
+class ResolvedComponent(_Frozen):
+    """One component as resolved: its identity, its instances (in instance-id order) and what failed."""
+
+    __slots__ = (
+        "_instances",
+        "_lock",
+        "_parts",
+        "_snapshot",
+        "_templates",
+        "children",
+        "definition",
+        "has_pod_definition",
+        "kind",
+        "multi_instance",
+        "name",
+        "parent",
+        "yaml_path",
+    )
+    name: str
+    kind: GVK | None
+    parent: str | None
+    children: tuple[str, ...]
+    has_pod_definition: bool
+    multi_instance: bool
+    definition: ComponentDefinition
+    yaml_path: str
+    _snapshot: Snapshot
+    _parts: dict[str, Any]
+    _templates: dict[str, dict[str, Any] | None]
+    _instances: list[dict[str, ResolvedInstance]]
+    _lock: threading.RLock
+
+    def __init__(self, slot: ComponentSlot, structure: Structure, snapshot: Snapshot) -> None:
+        definition = slot.definition
+        _init(
+            self,
+            name=definition.name,
+            kind=definition.kind,
+            parent=definition.owner_ref or None,
+            children=structure.children_of(definition.name),
+            has_pod_definition=definition.has_pod_definition,
+            multi_instance=bool(definition.instance_id_path),
+            definition=definition,
+            yaml_path=slot.yaml_path,
+            _snapshot=snapshot,
+            _parts={},
+            _templates={},
+            _instances=[],
+            _lock=threading.RLock(),
+        )
+
+    def __repr__(self) -> str:
+        return f"<ResolvedComponent {self.name!r}>"
+
+    # --- parts, each computed once -------------------------------------------------------------------------
+
+    def _part(self, key: str) -> Any:
+        """The part's value, or a `_Failed` holding its errors (computed on first use)."""
+        parts = self._parts
+        if key in parts:
+            return parts[key]
+        with self._lock:
+            if key not in parts:
+                parts[key] = self._compute(key)
+            return parts[key]
+
+    def _compute(self, key: str) -> Any:
+        if key == _STATUS:
+            errors: list[ExtractionError] = []
+            status = extract.status(self._snapshot, self.definition, errors.append)
+            return _WithErrors(status, errors) if errors else status
+        if key == _REQUESTS:
+            return self._compute_requests()
+        try:
+            if key == _IDS:
+                return extract.instance_ids(self._snapshot, self.definition)
+            ids = self._ids()
+            if ids is None:
+                return None  # no instances to attach the part to; the ids error says why
+            snapshot, definition = self._snapshot, self.definition
+            if key == _TEMPLATES:
+                return extract.plain(snapshot, definition, extract.TEMPLATE, ids)
+            if key == _SPECS:
+                return extract.plain(snapshot, definition, extract.SPEC, ids)
+            if key == _METADATA:
+                return extract.plain(snapshot, definition, extract.METADATA, ids)
+            if key == _FRAGMENTED:
+                return extract.fragmented(snapshot, definition, ids)
+            if key == _SCALES:
+                return extract.scales(snapshot, definition, ids)
+        except ExtractionError as error:
+            return _Failed([error])
+        raise KeyError(key)
+
+    def _ids(self) -> list[str] | None:
+        found = self._part(_IDS)
+        return None if isinstance(found, _Failed) else found
+
+    def _column(self, key: str) -> Mapping[str, Any]:
+        found = self._part(key)
+        return found if isinstance(found, dict) else _EMPTY
+
+    def _template(self, instance_id: str) -> dict[str, Any] | None:
+        templates = self._templates
+        if instance_id not in templates:
+            templates[instance_id] = extract.pod_template(
+                self._lenient(_TEMPLATES),
+                self._lenient(_SPECS),
+                self._lenient(_METADATA),
+                self._lenient(_FRAGMENTED),
+                instance_id,
+            )
+        return templates[instance_id]
+
+    def _lenient(self, key: str) -> Any:
+        found = self._part(key)
+        return None if isinstance(found, _Failed) else found
+
+    def _requests(self) -> Mapping[str, ResourceList | ComponentError]:
+        found = self._part(_REQUESTS)
+        return found if isinstance(found, dict) else _EMPTY
+
+    def _compute_requests(self) -> dict[str, ResourceList | ComponentError]:
+        """One replica's requests per instance: from the pod template, else the pod spec, else the fragments."""
+        out: dict[str, ResourceList | ComponentError] = {}
+        if not self.has_pod_definition:
+            return out
+        templates, specs = self._lenient(_TEMPLATES), self._lenient(_SPECS)
+        fragments = self._lenient(_FRAGMENTED)
+        for instance_id in self._ids() or ():
+            where = f" of instance {instance_id!r}" if instance_id else ""
+            field = ""
+            try:
+                if templates is not None:
+                    field = extract.TEMPLATE.field
+                    template = templates.get(instance_id)
+                    spec = template.get("spec") if isinstance(template, dict) else None
+                    out[instance_id] = pod_requests(spec if isinstance(spec, dict) else {})
+                elif specs is not None:
+                    field = extract.SPEC.field
+                    pod_spec = specs.get(instance_id)
+                    out[instance_id] = pod_requests(pod_spec if isinstance(pod_spec, dict) else {})
+                elif fragments is not None and instance_id in fragments:
+                    field = extract.FRAGMENTED_FIELD
+                    out[instance_id] = fragmented_requests(fragments[instance_id].to_dict())
+            except (QuantityError, ResourceSpecError) as error:
+                out[instance_id] = ComponentError(self.name, field, f"cannot count the requests{where}: {error}")
+        return out
+
+    # --- what a consumer reads -------------------------------------------------------------------------------
+
+    @property
+    def instance_ids(self) -> tuple[str, ...]:
+        """The instance ids in output order (`("",)` for a single instance; `()` when they cannot be read)."""
+        return tuple(self._ids() or ())
+
+    @property
+    def ids_error(self) -> ComponentError | None:
+        """Why the instance ids cannot be read, if they cannot (then the component has no instances)."""
+        found = self._part(_IDS)
+        if isinstance(found, _Failed):
+            error = found.errors[0]
+            return ComponentError(error.component, error.field, error.message)
+        return None
+
+    @property
+    def instances(self) -> dict[str, ResolvedInstance]:
+        """Instance id -> its `ResolvedInstance`, in instance-id output order."""
+        if not self._instances:
+            with self._lock:
+                if not self._instances:
+                    self._instances.append({key: ResolvedInstance(self, key) for key in self._ids() or ()})
+        return self._instances[0]
+
+    def instance(self, instance_id: str) -> ResolvedInstance | None:
+        return self.instances.get(instance_id)
+
+    @property
+    def status(self) -> WorkloadStatus | None:
+        """The status this component's statusDefinition reads (in practice only the root has one)."""
+        found = self._part(_STATUS)
+        return found.value if isinstance(found, _WithErrors) else found  # type: ignore[no-any-return]
+
+    @property
+    def errors(self) -> tuple[ComponentError, ...]:
+        """Every part that failed, in the order ids, template, spec, metadata, fragments, scale, requests, status
+        (reading this evaluates every part)."""
+        out: list[ComponentError] = []
+        for key in _PART_ORDER:
+            found = self._part(key)
+            if isinstance(found, (_Failed, _WithErrors)):
+                out.extend(ComponentError(e.component, e.field, e.message) for e in found.errors)
+            elif key == _REQUESTS:
+                out.extend(value for value in found.values() if isinstance(value, ComponentError))
+        return tuple(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "kind": gvk_dict(self.kind),
+            "parent": self.parent,
+            "children": list(self.children),
+            "hasPodDefinition": self.has_pod_definition,
+            "multiInstance": self.multi_instance,
+            "instanceIds": list(self.instance_ids),
+            "instances": [instance.to_dict() for instance in self.instances.values()],
+        }
+        status = self.status
+        if status is not None:
+            out["status"] = status.to_dict()
+        out["errors"] = [error.to_dict() for error in self.errors]
+        return out
+
+    # --- strict reads, for `Component` ----------------------------------------------------------------------
+
+    def strict(self, key: str) -> Any:
+        """The part's value; its first `ExtractionError` raised when it failed."""
+        found = self._part(key)
+        if isinstance(found, (_Failed, _WithErrors)):
+            raise found.errors[0]
+        return found
+
+
+class _WithErrors(_Failed):
+    """A part that came out (the status, which is read leniently field by field) together with what failed."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any, errors: Sequence[ExtractionError]) -> None:
+        super().__init__(errors)
+        self.value = value
+
+
+_EMPTY: Final[Mapping[str, Any]] = {}
+
+PART_IDS: Final = _IDS
+PART_TEMPLATES: Final = _TEMPLATES
+PART_SPECS: Final = _SPECS
+PART_METADATA: Final = _METADATA
+PART_FRAGMENTED: Final = _FRAGMENTED
+PART_SCALES: Final = _SCALES
+PART_STATUS: Final = _STATUS
+
+
+class Resolution(_Frozen):
+    """A workload object resolved through its definition: frozen, every part computed at most once, on first use.
+
+    `components` holds every component (the root first, then the children in declaration order); `status` is the
+    root's; `errors` every part that did not resolve (reading it resolves everything); `policy` where the
+    definition's jq runs, for the object and for its pods. `related` holds the objects
+    the caller supplied for definitions that reference other objects (looked up with `related_object`).
+    """
+
+    __slots__ = ("_structure", "components", "karta", "object", "policy", "related")
+    karta: Karta
+    object: ObjectRef
+    policy: EvaluationPolicy
+    components: dict[str, ResolvedComponent]
+    related: tuple[Mapping[str, Any], ...]
+    _structure: Structure
+
+    def __init__(self, structure: Structure, snapshot: Snapshot, *, related: Sequence[Mapping[str, Any]] = ()) -> None:
+        components = {name: ResolvedComponent(slot, structure, snapshot) for name, slot in structure.slots.items()}
+        _init(
+            self,
+            karta=structure.karta,
+            object=object_ref(snapshot.obj),
+            policy=snapshot.policy,
+            components=components,
+            related=tuple(related),
+            _structure=structure,
+        )
+
+    def __repr__(self) -> str:
+        ref = self.object
+        where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+        return f"<Resolution {ref.kind} {where!r} via {self.definition!r}>"
+
+    @property
+    def definition(self) -> str:
+        """The definition's name."""
+        return self.karta.name
+
+    @property
+    def root(self) -> str:
+        """The root component's name."""
+        return self._structure.root
+
+    @property
+    def root_component(self) -> ResolvedComponent:
+        return self.components[self._structure.root]
+
+    @property
+    def status(self) -> WorkloadStatus | None:
+        """The root's status (None when the root has no statusDefinition)."""
+        return self.root_component.status
+
+    @property
+    def errors(self) -> tuple[ComponentError, ...]:
+        return tuple(error for component in self.components.values() for error in component.errors)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def component(self, name: str) -> ResolvedComponent:
+        try:
+            return self.components[name]
+        except KeyError:
+            raise ComponentNotFound(name, self.definition, list(self.components)) from None
+
+    def __iter__(self) -> Iterator[ResolvedComponent]:
+        return iter(self.components.values())
+
+    def children_of(self, name: str) -> list[ResolvedComponent]:
+        """Direct children of a component, in declaration order."""
+        self.component(name)
+        return [self.components[child] for child in self._structure.children_of(name) if child in self.components]
+
+    def parent_of(self, name: str) -> ResolvedComponent | None:
+        parent = self.component(name).parent
+        return self.components.get(parent) if parent else None
+
+    def related_object(self, api_version: str, kind: str, name: str, namespace: str = "") -> Mapping[str, Any] | None:
+        """The supplied related object of that apiVersion, kind, name (and namespace), if the caller gave it."""
+        for candidate in self.related:
+            metadata = candidate.get("metadata")
+            metadata = metadata if isinstance(metadata, Mapping) else {}
+            if (
+                candidate.get("apiVersion") == api_version
+                and candidate.get("kind") == kind
+                and metadata.get("name") == name
+                and (metadata.get("namespace") or "") == namespace
+            ):
+                return candidate
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        status = self.status
+        return {
+            "definition": self.definition,
+            "object": self.object.to_dict(),
+            "root": self.root,
+            "status": status.to_dict() if status is not None else None,
+            "components": [component.to_dict() for component in self.components.values()],
+            "errors": [error.to_dict() for error in self.errors],
+        }
+
+
+def object_ref(obj: Mapping[str, Any]) -> ObjectRef:
+    """The identity of a Kubernetes object: apiVersion, kind, name (else generateName), namespace, uid and
+    creation time (`""` when absent)."""
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    return ObjectRef(
+        api_version=_text(obj.get("apiVersion")),
+        kind=_text(obj.get("kind")),
+        name=_text(metadata.get("name")) or _text(metadata.get("generateName")),
+        namespace=_text(metadata.get("namespace")),
+        uid=_text(metadata.get("uid")),
+        creation_timestamp=_text(metadata.get("creationTimestamp")),
+    )
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+Getter = Callable[[ResolvedComponent], Any]
+
+__all__ = ["Resolution", "ResolvedComponent", "ResolvedInstance", "object_ref"]

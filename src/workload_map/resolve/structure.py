@@ -1,0 +1,126 @@
+"""The shape of a definition that every resolution of it shares: components by name, their YAML paths, the
+parent -> children map, and every workload-side expression (the plan one object's evaluation prefetches).
+
+Built once per definition (definitions are immutable once loaded), so resolving many objects of one kind
+walks the definition once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from workload_map.model import ComponentDefinition, Karta
+from workload_map.resolve.results import FRAGMENTED_FIELDS
+
+_STRUCTURE_FIELD = "spec.structureDefinition"
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentSlot:
+    """One component of a definition and where it is declared (`spec.structureDefinition.childComponents[1]`)."""
+
+    definition: ComponentDefinition
+    yaml_path: str
+    is_root: bool
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+
+@dataclass(frozen=True, slots=True)
+class Structure:
+    """Components of one definition: the root first, then the children in declaration order."""
+
+    karta: Karta
+    root: str
+    slots: dict[str, ComponentSlot]
+    children: dict[str, tuple[str, ...]]
+    expressions: tuple[str, ...]
+
+    def children_of(self, name: str) -> tuple[str, ...]:
+        return self.children.get(name, ())
+
+
+def structure_of(karta: Karta) -> Structure:
+    """The structure of `karta`, built once per definition object.
+
+    Keyed by identity: definitions are frozen, so an object never changes shape; the cache holds the definition
+    itself, so an id is never reused while its entry lives. Bounded, least recently used first out.
+    """
+    key = id(karta)
+    with _LOCK:
+        found = _CACHE.get(key)
+        if found is not None:
+            _CACHE.move_to_end(key)
+            return found
+    built = _build(karta)
+    with _LOCK:
+        _CACHE[key] = built
+        if len(_CACHE) > _CACHE_MAX:
+            _CACHE.popitem(last=False)
+    return built
+
+
+_LOCK = threading.Lock()
+_CACHE: OrderedDict[int, Structure] = OrderedDict()
+_CACHE_MAX = 512
+
+
+def _build(karta: Karta) -> Structure:
+    slots: dict[str, ComponentSlot] = {}
+    root = karta.root
+    slots[root.name] = ComponentSlot(root, f"{_STRUCTURE_FIELD}.rootComponent", True)
+    for index, child in enumerate(karta.children):
+        # a later duplicate name never shadows the first (validation reports it)
+        slots.setdefault(child.name, ComponentSlot(child, f"{_STRUCTURE_FIELD}.childComponents[{index}]", False))
+    children: dict[str, list[str]] = {}
+    for child in karta.children:
+        if child.owner_ref:
+            children.setdefault(child.owner_ref, []).append(child.name)
+    expressions = tuple(dict.fromkeys(expr for component in karta.components for expr in _expressions(component)))
+    return Structure(
+        karta=karta,
+        root=root.name,
+        slots=slots,
+        children={name: tuple(names) for name, names in children.items()},
+        expressions=expressions,
+    )
+
+
+def _expressions(component: ComponentDefinition) -> Iterator[str]:
+    """Every workload-side expression of a component (pod selectors run on pods, actions are writes)."""
+    if component.instance_id_path:
+        yield component.instance_id_path
+    spec = component.spec_definition
+    if spec is not None:
+        for path in (spec.pod_template_spec_path, spec.pod_spec_path, spec.metadata_path):
+            if path:
+                yield path
+        fragmented = spec.fragmented_pod_spec_definition
+        if fragmented is not None:
+            for item in FRAGMENTED_FIELDS:
+                path = getattr(fragmented, item.path_attr)
+                if path:
+                    yield path
+    scale = component.scale_definition
+    if scale is not None:
+        for path in (scale.replicas_path, scale.min_replicas_path, scale.max_replicas_path):
+            if path:
+                yield path
+    status = component.status_definition
+    if status is not None:
+        if status.phase_definition is not None:
+            yield status.phase_definition.path
+        if status.conditions_definition is not None:
+            yield status.conditions_definition.path
+        for _, matchers in status.status_mappings.entries():
+            for matcher in matchers or ():
+                if matcher.by_expression is not None:
+                    yield matcher.by_expression.expression
+
+
+__all__ = ["ComponentSlot", "Structure", "structure_of"]

@@ -1,0 +1,66 @@
+"""Resource arithmetic: Kubernetes quantities and the scheduler's request formula (docs/resources.md).
+
+Pure functions over pod specs, below `resolve`, so a resolution can carry each instance's per-replica requests.
+
+    from workload_map.resources import pod_requests, gpu_count, format_quantity
+"""
+
+from workload_map.resources.formula import (
+    GPU_RESOURCE_NAMES,
+    ResourceList,
+    ResourceSpecError,
+    accelerator_names,
+    add,
+    container_requests,
+    fragmented_requests,
+    gpu_count,
+    is_extended_resource,
+    is_gpu,
+    pod_requests,
+    scale,
+    total,
+)
+from workload_map.resources.quantity import (
+    NANO,
+    Format,
+    QuantityError,
+    QuantityKind,
+    canonical_quantity,
+    format_canonical,
+    format_for_table,
+    format_quantity,
+    int_value,
+    milli_value,
+    parse_nanos,
+    parse_quantity,
+    quantity_kind,
+)
+
+__all__ = [
+    "GPU_RESOURCE_NAMES",
+    "NANO",
+    "Format",
+    "QuantityError",
+    "QuantityKind",
+    "ResourceList",
+    "ResourceSpecError",
+    "accelerator_names",
+    "add",
+    "canonical_quantity",
+    "container_requests",
+    "format_canonical",
+    "format_for_table",
+    "format_quantity",
+    "fragmented_requests",
+    "gpu_count",
+    "int_value",
+    "is_extended_resource",
+    "is_gpu",
+    "milli_value",
+    "parse_nanos",
+    "parse_quantity",
+    "pod_requests",
+    "quantity_kind",
+    "scale",
+    "total",
+]
