@@ -25,7 +25,7 @@ import jq as libjq
 
 from _common import interleaved, json_loads_baseline
 from _common import row as make_row
-from workload_map.jq import Document, convert, engine, evaluate, fastpath, get_mode, parser, set_mode, worker
+from workload_map.jq import Document, EvaluationPolicy, convert, engine, evaluate, fastpath, parser, worker
 
 
 def _container(name: str, index: int) -> dict[str, Any]:
@@ -250,17 +250,15 @@ def rows() -> list[dict[str, Any]]:
     row("jq: compile cache miss, libjq compile (x json.loads)", lambda: libjq.compile(next(fresh)), None)
     assert program is engine._program(MATCHER)
 
-    before = get_mode()
-    set_mode("worker")
+    contained = EvaluationPolicy("worker")
     try:
-        _check(Document(obj).evaluate_many(DEFINITION))
+        _check(Document(obj, policy=contained).evaluate_many(DEFINITION))
         row(
             f"jq: the {len(DEFINITION)} expressions in mode 'worker' (x json.loads)",
-            lambda: Document(obj).evaluate_many(DEFINITION),
+            lambda: Document(obj, policy=contained).evaluate_many(DEFINITION),
             None,
         )
     finally:
-        set_mode(before.mode, deadline=before.deadline, memory_mb=before.memory_mb)
         worker.shutdown()
     return out
 

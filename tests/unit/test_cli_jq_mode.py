@@ -20,8 +20,8 @@ import yaml
 
 from tests.cli.helpers import EXAMPLES, REPO, Result, Wmap, invoke, run_installed
 from workload_map.cli import context
-from workload_map.cli.jqmode import Stop, definition_scope, evaluation_mode, stopped_error
-from workload_map.jq import JqLimitError, get_mode, worker
+from workload_map.cli.jqmode import Stop, definition_policy, evaluation_mode, stopped_error
+from workload_map.jq import JqLimitError, worker
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the jq worker tests need POSIX")
 
@@ -119,18 +119,18 @@ def test_auto_contains_cluster_definitions_only_and_the_other_modes_apply_to_all
     assert evaluation_mode(origin, mode) == where
 
 
-def test_a_definition_scope_evaluates_where_the_policy_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_definition_policy_evaluates_where_the_run_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # no config file
     monkeypatch.delenv("WMAP_CONFIG", raising=False)
     context.reset()
-    with definition_scope("a-cluster-karta", "cluster"):
-        assert get_mode().mode == "worker"
-    with definition_scope("a-local-karta", "local"):
-        assert get_mode().mode == "inprocess"
+    policy = definition_policy("a-cluster-karta", "cluster")
+    assert policy.mode == "worker"
+    policy = definition_policy("a-local-karta", "local")
+    assert policy.mode == "inprocess"
     state = context.reset()
     state.jq_mode, state.jq_deadline = "worker", 2.5
-    with definition_scope("core-pod-v1", "catalog"):
-        assert (get_mode().mode, get_mode().deadline) == ("worker", 2.5)
+    policy = definition_policy("core-pod-v1", "catalog")
+    assert (policy.mode, policy.deadline) == ("worker", 2.5)
 
 
 def test_the_config_file_sets_the_mode_when_no_flag_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -138,12 +138,29 @@ def test_the_config_file_sets_the_mode_when_no_flag_does(tmp_path: Path, monkeyp
     config.write_text("jq-mode: worker\njq-deadline: 3\n")
     monkeypatch.setenv("WMAP_CONFIG", str(config))
     context.reset()
-    with definition_scope("a-local-karta", "local"):
-        assert (get_mode().mode, get_mode().deadline) == ("worker", 3.0)
+    policy = definition_policy("a-local-karta", "local")
+    assert (policy.mode, policy.deadline) == ("worker", 3.0)
     state = context.reset()
     state.jq_mode = "inprocess"  # the flag wins; the deadline still comes from the file
-    with definition_scope("a-cluster-karta", "cluster"):
-        assert (get_mode().mode, get_mode().deadline) == ("inprocess", 3.0)
+    policy = definition_policy("a-cluster-karta", "cluster")
+    assert (policy.mode, policy.deadline) == ("inprocess", 3.0)
+
+
+def test_a_definition_policy_has_the_runs_memory_cap_and_records_its_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # no config file
+    monkeypatch.delenv("WMAP_CONFIG", raising=False)
+    state = context.reset()
+    policy = definition_policy("a-cluster-karta", "cluster")
+    assert (policy.deadline, policy.memory_mb) == (10.0, 1024)  # the jq layer's defaults
+    state.jq_memory_mb = 512
+    policy = definition_policy("a-cluster-karta", "cluster")
+    assert policy.memory_mb == 512
+    stop = JqLimitError(".a", "evaluation exceeded the 10 s deadline")
+    assert policy.stopped(stop) is stop
+    assert state.jq_stops == [Stop("a-cluster-karta", "cluster", stop)]
+    context.reset()
 
 
 def test_a_memory_cap_stop_says_how_to_raise_the_cap() -> None:
@@ -210,6 +227,8 @@ def test_every_mode_gives_the_same_view_of_a_well_behaved_workload(wmap: Wmap) -
         (["--jq-deadline", "0"], {}, "error: --jq-deadline is '0'; give a positive number of seconds"),
         (["--jq-deadline", "soon"], {}, "error: --jq-deadline is 'soon'; give a positive number of seconds"),
         ([], {"WMAP_JQ_DEADLINE": "-3"}, "error: $WMAP_JQ_DEADLINE is '-3'; give a positive number of seconds"),
+        ([], {"WMAP_JQ_MEMORY_MB": "abc"}, "error: $WMAP_JQ_MEMORY_MB is 'abc'; give a whole number of MiB"),
+        ([], {"WMAP_JQ_MEMORY_MB": "-1"}, "error: $WMAP_JQ_MEMORY_MB is '-1'; give a whole number of MiB"),
     ],
 )
 def test_a_bad_mode_or_deadline_is_a_usage_error(

@@ -17,7 +17,7 @@ import jq as libjq
 import pytest
 import yaml
 
-from workload_map.jq import Document, JqError, JqRuntimeError, convert, evaluate
+from workload_map.jq import Document, EvaluationPolicy, JqError, JqRuntimeError, convert, evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFINITIONS = ROOT / "src" / "workload_map" / "catalog" / "definitions"
@@ -197,9 +197,9 @@ def test_the_document_holds_the_callers_object_without_copying() -> None:
 
 def test_an_unknown_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown jq evaluation mode"):
-        Document(JOB, mode="threads")
+        Document(JOB, policy=EvaluationPolicy("threads"))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown jq evaluation mode"):
-        evaluate(".", JOB, mode="threads")
+        evaluate(".", JOB, policy=EvaluationPolicy("threads"))  # type: ignore[arg-type]
 
 
 RECORDINGS = Path("/work/shared/conformance/recordings")

@@ -99,6 +99,7 @@ Environment:
   WMAP_CONFIG        the config file (else ~/.config/wmap/config.yaml)
   WMAP_JQ_MODE       as --jq-mode
   WMAP_JQ_DEADLINE   as --jq-deadline
+  WMAP_JQ_MEMORY_MB  the jq worker's memory cap in MiB (default 1024; 0: none)
   NO_COLOR           no colour, as --no-color
 """
 

@@ -25,6 +25,7 @@ class State:
     config_path: str | None = None
     jq_mode: str | None = None  # --jq-mode / $WMAP_JQ_MODE (None: the config file's, else auto); cli.jqmode
     jq_deadline: float | None = None  # --jq-deadline / $WMAP_JQ_DEADLINE
+    jq_memory_mb: int | None = None  # $WMAP_JQ_MEMORY_MB (None: the jq layer's 1024 MiB)
     jq_stops: list[Any] = field(default_factory=list)  # evaluations the jq worker stopped (jqmode.Stop)
     warnings: list[str] = field(default_factory=list)
     _config: Config | None = None

@@ -7,22 +7,24 @@ per-evaluation timeout) and a memory cap; local (`--definitions`) and built-in d
 `inprocess` and `worker` choose one place for every definition.
 
 Precedence: the flag, then `$WMAP_JQ_MODE` / `$WMAP_JQ_DEADLINE`, then the config file's
-`jq-mode` / `jq-deadline`, then `auto` and the jq layer's deadline.
+`jq-mode` / `jq-deadline`, then `auto` and the jq layer's deadline. The memory cap has no flag:
+`$WMAP_JQ_MEMORY_MB`, else the jq layer's 1024 MiB.
 
-Commands resolve every workload inside `definition_scope(name, origin)`. An evaluation the worker stops (past the
-deadline or the memory cap) is shown where it failed (a view error, a skipped row) and recorded; `app.run` then
-ends an otherwise successful command with exit 1 and one `error:` line naming the definition and the limit
-(`raise_if_stopped`), since its output is incomplete.
+This module is the only reader of those variables, and `auto` exists only here: the jq layer knows nothing of
+origins or the environment. Commands resolve every workload with `Workload(karta, obj, policy=definition_policy(
+name, origin))`: the `jq.EvaluationPolicy` for that definition, whose `stops` recorder notes every evaluation the
+worker stops (past the deadline or the memory cap) in the run's state. The failure is shown where it happened (a
+view error, a skipped row); `app.run` then ends an otherwise successful command with exit 1 and one `error:` line
+naming the definition and the limit (`raise_if_stopped`), since its output is incomplete.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
 
@@ -31,45 +33,51 @@ from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError, UsageError
 
 if TYPE_CHECKING:
-    from workload_map.jq import JqLimitError
+    from workload_map.jq import EvaluationPolicy, JqLimitError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["JQ_MODES", "JqPolicy", "Stop", "current_policy", "definition_scope", "evaluation_mode", "jq_options"]
+__all__ = ["JQ_MODES", "JqPolicy", "Stop", "current_policy", "definition_policy", "evaluation_mode", "jq_options"]
 
 ENV_JQ_MODE = "WMAP_JQ_MODE"
 ENV_JQ_DEADLINE = "WMAP_JQ_DEADLINE"
+ENV_JQ_MEMORY = "WMAP_JQ_MEMORY_MB"
 UNTRUSTED_ORIGINS: frozenset[str] = frozenset({"cluster"})
 _EXPRESSION_SHOWN = 60
 
 
-def evaluation_mode(origin: str, mode: str) -> str:
+def evaluation_mode(origin: str, mode: str) -> Literal["inprocess", "worker"]:
     """Where the expressions of a definition from `origin` (`local`, `cluster`, `catalog`) run under `mode`:
     `worker` or `inprocess`. `auto` contains the cluster's definitions only."""
     if mode == "auto":
         return "worker" if origin in UNTRUSTED_ORIGINS else "inprocess"
-    if mode not in JQ_MODES:
-        raise ValueError(f"unknown jq mode {mode!r}: use one of {', '.join(JQ_MODES)}")
-    return mode
+    if mode == "worker":
+        return "worker"
+    if mode == "inprocess":
+        return "inprocess"
+    raise ValueError(f"unknown jq mode {mode!r}: use one of {', '.join(JQ_MODES)}")
 
 
 @dataclass(frozen=True)
 class JqPolicy:
-    """The mode chosen for this run and the worker's deadline (None: the jq layer's, 10 s by default)."""
+    """The mode chosen for this run, the worker's deadline and memory cap (None: the jq layer's, 10 s and
+    1024 MiB)."""
 
     mode: str = "auto"
     deadline: float | None = None
+    memory_mb: int | None = None
 
 
 def current_policy() -> JqPolicy:
-    """The flag (or its environment variable), else the config file, else `auto` and the default deadline."""
+    """The flag (or its environment variable), else the config file, else `auto` and the default deadline; the
+    memory cap from `$WMAP_JQ_MEMORY_MB` only."""
     current = state()
     mode, deadline = current.jq_mode, current.jq_deadline
     if mode is None or deadline is None:
         config = current.config  # read only when a flag left something open
         mode = mode or config.jq_mode
         deadline = deadline if deadline is not None else config.jq_deadline
-    return JqPolicy(mode or "auto", deadline)
+    return JqPolicy(mode or "auto", deadline, current.jq_memory_mb)
 
 
 @dataclass(frozen=True)
@@ -81,18 +89,32 @@ class Stop:
     error: JqLimitError
 
 
-@contextmanager
-def definition_scope(definition: str, origin: str) -> Iterator[None]:
-    """Resolve (build the Workload, its view, plan or patch) of a definition from `origin` inside this block: its
-    expressions run where the policy says, and what the worker stops is recorded for `raise_if_stopped`."""
-    from workload_map.jq import mode_scope
+@dataclass(frozen=True)
+class _StopRecorder:
+    """The `stops` of a definition's policy: each evaluation the worker stops goes to the run's state at once."""
 
-    policy = current_policy()
-    with mode_scope(evaluation_mode(origin, policy.mode), deadline=policy.deadline) as scope:
-        try:
-            yield
-        finally:
-            state().jq_stops.extend(Stop(definition, origin, error) for error in scope.stopped)
+    definition: str
+    origin: str
+
+    def append(self, error: JqLimitError, /) -> None:
+        state().jq_stops.append(Stop(self.definition, self.origin, error))
+
+
+def definition_policy(definition: str, origin: str) -> EvaluationPolicy:
+    """The jq evaluation policy of a definition from `origin` for this run: where its expressions run
+    (`evaluation_mode`), the deadline and memory cap in force, and a recorder of the worker's stops for
+    `raise_if_stopped`. Give it to the Workload (`Workload(karta, obj, policy=...)`); its view, plan and patch
+    evaluate under it."""
+    from workload_map.jq import EvaluationPolicy
+    from workload_map.jq.policy import DEFAULT_DEADLINE, DEFAULT_MEMORY_MB
+
+    settings = current_policy()
+    return EvaluationPolicy(
+        evaluation_mode(origin, settings.mode),
+        deadline=DEFAULT_DEADLINE if settings.deadline is None else settings.deadline,
+        memory_mb=DEFAULT_MEMORY_MB if settings.memory_mb is None else settings.memory_mb,
+        stops=_StopRecorder(definition, origin),
+    )
 
 
 def _shown(expression: str) -> str:
@@ -160,6 +182,15 @@ def _store_deadline(ctx: click.Context, param: click.Parameter, value: str | Non
         if not (math.isfinite(seconds) and seconds > 0):
             raise UsageError(f"{where} is {given!r}; give a positive number of seconds (e.g. 10 or 2.5)")
     state().jq_deadline = seconds
+    _store_memory_cap()
+
+
+def _store_memory_cap() -> None:
+    """`$WMAP_JQ_MEMORY_MB` (no flag): read with the deadline, so a bad value is a usage error up front too."""
+    given = os.environ.get(ENV_JQ_MEMORY, "").strip()
+    if given and not (given.isascii() and given.isdigit()):
+        raise UsageError(f"${ENV_JQ_MEMORY} is {given!r}; give a whole number of MiB (e.g. 512; 0: no cap)")
+    state().jq_memory_mb = int(given) if given else None
 
 
 def _complete_mode(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:

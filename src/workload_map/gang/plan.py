@@ -739,7 +739,7 @@ def _place_alpha(
 ) -> tuple[PodMembership, _Slot | None, tuple[str, ...] | None]:
     summary = builder.summary
     name, namespace = _pod_identity(pod)
-    query = PodQuerier(pod)
+    query = PodQuerier(pod, policy=builder.workload.policy)
     try:
         component = infer_pod_component(query, summary)
     except GangError as error:
@@ -932,7 +932,7 @@ def _place_native(
 ) -> PodMembership:
     summary = builder.summary
     name, namespace = _pod_identity(pod)
-    query = PodQuerier(pod)
+    query = PodQuerier(pod, policy=builder.workload.policy)
     problems: list[str] = []
     component: str | None = None
     instance: str | None = None

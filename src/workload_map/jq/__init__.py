@@ -7,8 +7,9 @@
     doc.evaluate_many([".metadata.name", ".status.conditions"])
     new = assign_each(".spec.replicatedJobs[].replicas", jobset, [1, 4])   # jobset itself unchanged
 
-Evaluation, write-back and containment are described in docs/jq.md; differences from upstream in
-docs/compatibility.md.
+Where libjq runs is an explicit `EvaluationPolicy` (`Document(obj, policy=EvaluationPolicy("worker"))`; default: in
+process); this layer never reads the environment. Evaluation, write-back and containment are described in
+docs/jq.md; differences from upstream in docs/compatibility.md.
 """
 
 from __future__ import annotations
@@ -24,28 +25,26 @@ from workload_map.jq.errors import (
     UnsafeExpressionError,
 )
 from workload_map.jq.parser import parse
+from workload_map.jq.policy import INPROCESS, EvaluationPolicy, StopRecorder
 from workload_map.jq.safety import check_safety, require_safe
-from workload_map.jq.worker import EvaluationMode, EvaluationScope, get_mode, mode_scope, set_mode
 
 __all__ = [
+    "INPROCESS",
     "MAX_RESULTS",
     "Document",
-    "EvaluationMode",
-    "EvaluationScope",
+    "EvaluationPolicy",
     "JqCompileError",
     "JqError",
     "JqLimitError",
     "JqParseError",
     "JqRuntimeError",
+    "StopRecorder",
     "UnsafeExpressionError",
     "assign",
     "assign_each",
     "check_safety",
     "evaluate",
-    "get_mode",
-    "mode_scope",
     "parse",
     "paths",
     "require_safe",
-    "set_mode",
 ]

@@ -11,6 +11,8 @@ first is written, so a failed write changes nothing). The module-level `assign`/
 caller's object: they return a new one that shares every subtree they did not write (copy-on-write).
 
 Results may share structure with the Document's cache and with each other: treat them as read-only.
+
+Where libjq runs is the `EvaluationPolicy` the caller gives (`Document(obj, policy=...)`; default: in process).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from workload_map.jq import convert, engine, worker
 from workload_map.jq.convert import Roots
 from workload_map.jq.engine import MAX_RESULTS, Kind
 from workload_map.jq.errors import JqError, JqRuntimeError
+from workload_map.jq.policy import INPROCESS, EvaluationPolicy
 from workload_map.jq.writeback import PathError, set_paths
 
 __all__ = ["Document", "assign", "assign_each", "evaluate", "paths"]
@@ -30,20 +33,21 @@ _WHOLE = "*"  # cache key for the whole object (roots None)
 
 
 class Document:
-    """One JSON object evaluated by many jq expressions; converted at most once per set of roots."""
+    """One JSON object evaluated by many jq expressions; converted at most once per set of roots.
 
-    __slots__ = ("_mode", "_texts", "_trees", "obj")
+    `policy` says where libjq runs and under which limits (`EvaluationPolicy`; None: in process, no limits).
+    """
 
-    def __init__(self, obj: Any, *, mode: str | None = None) -> None:
-        if mode is not None:
-            worker.check_mode(mode)
+    __slots__ = ("_texts", "_trees", "obj", "policy")
+
+    def __init__(self, obj: Any, *, policy: EvaluationPolicy | None = None) -> None:
         self.obj = obj
-        self._mode = mode
+        self.policy = _policy(policy)
         self._texts: dict[Roots | str, str] = {}
         self._trees: dict[Roots | str, Any] = {}
 
     def __repr__(self) -> str:
-        return f"Document({type(self.obj).__name__}, mode={self._mode or worker.get_mode().mode!r})"
+        return f"Document({type(self.obj).__name__}, mode={self.policy.mode!r})"
 
     # --- conversion ---------------------------------------------------------------------------------------
 
@@ -94,7 +98,7 @@ class Document:
                 results[index] = _run_fast(compiled[index], tree, max_results)
         if slow:
             text = self._text(_union(compiled[i].roots for i in slow))
-            outcome = worker.run_batch(self._mode, [exprs[i] for i in slow], text, max_results, "values")
+            outcome = worker.run_batch(self.policy, [exprs[i] for i in slow], text, max_results, "values")
             for index, result in zip(slow, outcome, strict=True):
                 results[index] = result
         if field_paths is not None:
@@ -107,7 +111,7 @@ class Document:
     def paths(self, expr: str, field_path: str | None = None) -> list[list[Any]]:
         """Every path `expr` selects (`[path(expr)]`): keys, indexes, and `{start, end}` for slices."""
         roots = engine.compile_expression(expr).roots
-        result = worker.run_batch(self._mode, [expr], self._text(roots), MAX_RESULTS, _PATHS)[0]
+        result = worker.run_batch(self.policy, [expr], self._text(roots), MAX_RESULTS, _PATHS)[0]
         if isinstance(result, JqError):
             raise result.with_field_path(field_path) if field_path else result
         return result
@@ -142,6 +146,14 @@ class Document:
 _PATHS: Kind = "paths"
 
 
+def _policy(policy: EvaluationPolicy | None) -> EvaluationPolicy:
+    if policy is None:
+        return INPROCESS
+    if not isinstance(policy, EvaluationPolicy):
+        raise TypeError(f"policy must be a workload_map.jq.EvaluationPolicy, not {type(policy).__name__}")
+    return policy
+
+
 def _union(roots: Any) -> Roots | None:
     merged: set[tuple[str | int | None, ...]] = set()
     for item in roots:
@@ -171,28 +183,37 @@ def evaluate(
     *,
     field_path: str | None = None,
     max_results: int = MAX_RESULTS,
-    mode: str | None = None,
+    policy: EvaluationPolicy | None = None,
 ) -> list[Any]:
-    """All outputs of `expr` on `obj`, in order (`Document(obj).evaluate(expr)`)."""
-    return Document(obj, mode=mode).evaluate(expr, field_path, max_results=max_results)
+    """All outputs of `expr` on `obj`, in order (`Document(obj, policy=policy).evaluate(expr)`)."""
+    return Document(obj, policy=policy).evaluate(expr, field_path, max_results=max_results)
 
 
-def paths(expr: str, obj: Any, *, field_path: str | None = None, mode: str | None = None) -> list[list[Any]]:
+def paths(
+    expr: str, obj: Any, *, field_path: str | None = None, policy: EvaluationPolicy | None = None
+) -> list[list[Any]]:
     """Every path `expr` selects in `obj` (`[path(expr)]`)."""
-    return Document(obj, mode=mode).paths(expr, field_path)
+    return Document(obj, policy=policy).paths(expr, field_path)
 
 
-def assign(expr: str, obj: Any, value: Any, *, field_path: str | None = None, mode: str | None = None) -> Any:
+def assign(
+    expr: str, obj: Any, value: Any, *, field_path: str | None = None, policy: EvaluationPolicy | None = None
+) -> Any:
     """A new object: `obj` with `value` at every path `expr` selects. `obj` itself is not changed."""
-    found = Document(obj, mode=mode).paths(expr, field_path)
+    found = Document(obj, policy=policy).paths(expr, field_path)
     return _copy_write(expr, obj, found, [value] * len(found), field_path)
 
 
 def assign_each(
-    expr: str, obj: Any, values: Sequence[Any], *, field_path: str | None = None, mode: str | None = None
+    expr: str,
+    obj: Any,
+    values: Sequence[Any],
+    *,
+    field_path: str | None = None,
+    policy: EvaluationPolicy | None = None,
 ) -> Any:
     """A new object: `obj` with `values[i]` at the i-th path `expr` selects. `obj` itself is not changed."""
-    found = Document(obj, mode=mode).paths(expr, field_path)
+    found = Document(obj, policy=policy).paths(expr, field_path)
     if len(found) != len(values):
         raise JqRuntimeError(
             expr, f"array length mismatch: expected {len(found)} values but got {len(values)}", field_path

@@ -1,10 +1,12 @@
-"""Containment: the evaluation mode, and the worker process that runs libjq under a deadline and a memory cap.
+"""Containment: the worker process that runs libjq under a deadline and a memory cap, for a "worker" policy.
 
 libjq cannot be interrupted from Python (it holds the interpreter while it runs; a 0.2 s alarm fires only when the
 evaluation ends), so an expression that loops for minutes or allocates gigabytes takes its host process with it.
-In mode "worker" every libjq evaluation runs in a separate Python process instead:
+Under an `EvaluationPolicy` in mode "worker" (policy.py) every libjq evaluation runs in a separate Python process:
 
-* the worker is started once (lazily) and reused; it sees a minimal environment (`$ENV` shows no secrets);
+* the worker is started on first use (never by importing) and reused: one process per memory cap, shared by every
+  policy with that cap (`_WORKERS`; the deadline is enforced per request here, so it needs no process of its own);
+  it sees a minimal environment (`$ENV` shows no secrets);
 * each request has a **deadline** (default 10 s, upstream's per-evaluation timeout); when it passes, the worker
   is killed, a fresh one is started, and the caller gets `JqLimitError("evaluation exceeded the 10 s deadline")`;
 * the worker's address space is capped with `RLIMIT_AS` (default 1024 MiB; POSIX only); an evaluation that runs
@@ -14,12 +16,9 @@ In mode "worker" every libjq evaluation runs in a separate Python process instea
 
 The fast path (plain paths in pure Python, bounded by the object's size) always runs in the calling process.
 
-Settings: `set_mode("inprocess" | "worker", deadline=10.0, memory_mb=1024)`, per document
-`Document(obj, mode="worker")`, for a block of code `with mode_scope("worker", deadline=2.0) as scope:` (this
-thread or task only; `scope.stopped` lists the evaluations the worker stopped inside it), or the environment:
-`WMAP_JQ_MODE` (`inprocess`, `worker`; `auto`, the CLI's choice by definition origin, means `inprocess` here),
-`WMAP_JQ_DEADLINE` (seconds), `WMAP_JQ_MEMORY_MB` (MiB, 0 for no cap), read on first use. In mode "inprocess"
-(the default) there is no deadline and no cap: use it for trusted definitions and short-lived processes.
+The caller passes the policy (`Document(obj, policy=...)`); nothing here reads the environment or keeps a mode.
+Stops (the deadline, the memory cap) are recorded in the policy's `stops`, which the caller owns. In mode
+"inprocess" (the default) there is no deadline and no cap: use it for trusted definitions.
 
 Protocol (stdin/stdout pipes): frames of a 4-byte big-endian length and a JSON body. The worker sends
 `{"ready": true}` once; each request `{"exprs", "text", "max", "kind"}` gets `{"results": [...]}` where each
@@ -30,9 +29,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import contextvars
 import json
-import math
 import os
 import queue
 import signal
@@ -41,9 +38,7 @@ import subprocess
 import sys
 import threading
 import time
-import warnings
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
 from typing import IO, Any, Final
 
 import msgspec
@@ -57,20 +52,10 @@ from workload_map.jq.errors import (
     JqParseError,
     JqRuntimeError,
 )
+from workload_map.jq.policy import EvaluationPolicy
 
-__all__ = [
-    "MODES",
-    "EvaluationMode",
-    "EvaluationScope",
-    "check_mode",
-    "get_mode",
-    "mode_scope",
-    "run_batch",
-    "set_mode",
-    "shutdown",
-]
+__all__ = ["run_batch", "shutdown", "worker_pid", "worker_pids"]
 
-MODES: Final = ("inprocess", "worker")
 _STARTUP_TIMEOUT: Final = 60.0
 _HEADER = struct.Struct(">I")
 _ERROR_CLASSES: Final[dict[str, type[JqError]]] = {
@@ -78,154 +63,13 @@ _ERROR_CLASSES: Final[dict[str, type[JqError]]] = {
 }
 
 
-@dataclass(frozen=True)
-class EvaluationMode:
-    """Where libjq runs ("inprocess" or "worker"), and the worker's deadline (s) and memory cap (MiB, 0: none)."""
-
-    mode: str = "inprocess"
-    deadline: float = 10.0
-    memory_mb: int = 1024
-
-
-def check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise ValueError(f"unknown jq evaluation mode {mode!r}: use one of {', '.join(MODES)}")
-
-
-_settings: EvaluationMode | None = None
-_settings_lock = threading.Lock()
-
-
-def _from_environment() -> EvaluationMode:
-    settings = EvaluationMode()
-    mode = os.environ.get("WMAP_JQ_MODE", "").strip().lower()
-    if mode and mode != "auto":  # auto: the CLI picks per definition origin; the library default otherwise
-        if mode in MODES:
-            settings = replace(settings, mode=mode)
-        else:
-            warnings.warn(f"WMAP_JQ_MODE={mode!r} ignored: use inprocess, worker or auto", RuntimeWarning, stacklevel=3)
-    deadline = _number("WMAP_JQ_DEADLINE", allow_zero=False)
-    if deadline is not None:
-        settings = replace(settings, deadline=deadline)
-    memory = _number("WMAP_JQ_MEMORY_MB", allow_zero=True)
-    if memory is not None:
-        settings = replace(settings, memory_mb=int(memory))
-    return settings
-
-
-def _number(name: str, *, allow_zero: bool) -> float | None:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        warnings.warn(f"{name}={raw!r} ignored: give a positive number", RuntimeWarning, stacklevel=4)
-        return None
-    return value
-
-
-def _process_mode() -> EvaluationMode:
-    """The process-wide settings (from the environment on first use, then from `set_mode`)."""
-    global _settings
-    with _settings_lock:
-        if _settings is None:
-            _settings = _from_environment()
-        return _settings
-
-
-def get_mode() -> EvaluationMode:
-    """The settings in force here: the innermost `mode_scope` of this thread or task, else the process-wide ones
-    (from the environment on first use, then from `set_mode`)."""
-    scopes = _scopes.get()
-    return scopes[-1].mode if scopes else _process_mode()
-
-
-def set_mode(mode: str, *, deadline: float | None = None, memory_mb: int | None = None) -> EvaluationMode:
-    """Choose where libjq runs for every Document without its own mode; returns the new settings.
-
-    `deadline` (seconds) and `memory_mb` apply to the worker; omitted, they keep their current values.
-    """
-    global _settings
-    current = _process_mode()
-    new = _settings_for(current, mode, deadline, memory_mb)
-    with _settings_lock:
-        _settings = new
-    if new.memory_mb != current.memory_mb:
-        shutdown()  # the next worker starts with the new cap
-    return new
-
-
-def _settings_for(
-    current: EvaluationMode, mode: str | None, deadline: float | None, memory_mb: int | None
-) -> EvaluationMode:
-    if mode is not None:
-        check_mode(mode)
-    if deadline is not None and not (math.isfinite(deadline) and deadline > 0):
-        raise ValueError(f"the jq deadline must be positive seconds, got {deadline}")
-    if memory_mb is not None and memory_mb < 0:
-        raise ValueError(f"the jq memory cap must be MiB >= 0 (0: none), got {memory_mb}")
-    return EvaluationMode(
-        current.mode if mode is None else mode,
-        current.deadline if deadline is None else float(deadline),
-        current.memory_mb if memory_mb is None else int(memory_mb),
-    )
-
-
-@dataclass
-class EvaluationScope:
-    """What `mode_scope` yields: the settings in force inside it (`mode`) and the evaluations the worker stopped
-    inside it (`stopped`: each a `JqLimitError` for the deadline or the memory cap, in the order they happened)."""
-
-    mode: EvaluationMode
-    stopped: list[JqLimitError] = field(default_factory=list)
-
-
-_scopes: contextvars.ContextVar[tuple[EvaluationScope, ...]] = contextvars.ContextVar(
-    "workload_map_jq_scopes", default=()
-)
-
-
-@contextlib.contextmanager
-def mode_scope(
-    mode: str | None = None, *, deadline: float | None = None, memory_mb: int | None = None
-) -> Iterator[EvaluationScope]:
-    """Evaluate in `mode` (with this deadline and memory cap) inside the `with` block, in this thread or asyncio
-    task only; omitted settings are those in force outside. Scopes nest; leaving one restores what was there.
-
-    A `Document` with its own mode keeps it (the deadline and cap still come from the scope). Every evaluation the
-    worker stops for the deadline or the memory cap is recorded in `stopped` of each enclosing scope, so a caller
-    can tell "this definition was cut off" from an ordinary jq error.
-
-        with mode_scope("worker", deadline=2.0) as scope:
-            view = build_view(Workload(untrusted_definition, obj))
-        if scope.stopped: ...
-    """
-    scope = EvaluationScope(_settings_for(get_mode(), mode, deadline, memory_mb))
-    token = _scopes.set((*_scopes.get(), scope))
-    try:
-        yield scope
-    finally:
-        _scopes.reset(token)
-
-
-def _stopped(error: JqLimitError) -> JqLimitError:
-    """Record a deadline or memory-cap stop in the enclosing scopes; returns the error."""
-    for scope in _scopes.get():
-        scope.stopped.append(error)
-    return error
-
-
 def run_batch(
-    mode: str | None, exprs: Sequence[str], text: str, max_results: int, kind: Kind
+    policy: EvaluationPolicy, exprs: Sequence[str], text: str, max_results: int, kind: Kind
 ) -> list[list[Any] | JqError]:
-    """`engine.run_batch` in this process or in the worker, per `mode` (None: the current setting)."""
-    settings = get_mode()
-    if (mode or settings.mode) == "inprocess":
+    """`engine.run_batch` in this process or in the worker, as `policy` says."""
+    if policy.mode == "inprocess":
         return engine.run_batch(exprs, text, max_results, kind)
-    return _worker().run(exprs, text, max_results, kind, settings)
+    return _worker(policy.memory_mb).run(exprs, text, max_results, kind, policy)
 
 
 # --------------------------------------------------------------------------------------------- parent side
@@ -319,24 +163,25 @@ class _Process:
 
 
 class _Worker:
-    """The reused worker process of this Python process (one; callers take turns)."""
+    """The reused worker process for one memory cap (callers take turns); replaced when it dies or is stopped."""
 
-    def __init__(self) -> None:
+    def __init__(self, memory_mb: int) -> None:
+        self.memory_mb = memory_mb
         self.lock = threading.Lock()
         self.process: _Process | None = None
 
-    def _fresh(self, memory_mb: int) -> _Process:
-        if self.process is not None and (self.process.memory_mb != memory_mb or self.process.proc.poll() is not None):
+    def _fresh(self) -> _Process:
+        if self.process is not None and self.process.proc.poll() is not None:
             self.process.kill()
             self.process = None
         if self.process is None:
-            self.process = _Process(memory_mb)
+            self.process = _Process(self.memory_mb)
         return self.process
 
-    def _replace(self, memory_mb: int) -> None:
+    def _replace(self) -> None:
         if self.process is not None:
             self.process.kill()
-        self.process = _Process(memory_mb)  # starts now; the next caller waits for it to be ready
+        self.process = _Process(self.memory_mb)  # starts now; the next caller waits for it to be ready
 
     def stop(self) -> None:
         with self.lock:
@@ -345,61 +190,61 @@ class _Worker:
                 self.process = None
 
     def run(
-        self, exprs: Sequence[str], text: str, max_results: int, kind: Kind, settings: EvaluationMode
+        self, exprs: Sequence[str], text: str, max_results: int, kind: Kind, policy: EvaluationPolicy
     ) -> list[list[Any] | JqError]:
         with self.lock:
             try:
-                return self._run(list(exprs), text, max_results, kind, settings)
+                return self._run(list(exprs), text, max_results, kind, policy)
             except JqError as failed:  # the worker cannot be started: every expression reports it
                 return [type(failed)(expr, failed.message) for expr in exprs]
             except _WorkerGoneError as gone:
                 if len(exprs) > 1:
-                    return [self._run_alone(e, text, max_results, kind, settings) for e in exprs]
-                return [self._gone_error(exprs[0], gone, settings)]
+                    return [self._run_alone(e, text, max_results, kind, policy) for e in exprs]
+                return [self._gone_error(exprs[0], gone, policy)]
             except TimeoutError:
                 if len(exprs) > 1:
-                    return [self._run_alone(e, text, max_results, kind, settings) for e in exprs]
-                return [_deadline_error(exprs[0], settings)]
+                    return [self._run_alone(e, text, max_results, kind, policy) for e in exprs]
+                return [_deadline_error(exprs[0], policy)]
 
     def _run_alone(
-        self, expr: str, text: str, max_results: int, kind: Kind, settings: EvaluationMode
+        self, expr: str, text: str, max_results: int, kind: Kind, policy: EvaluationPolicy
     ) -> list[Any] | JqError:
         try:
-            return self._run([expr], text, max_results, kind, settings)[0]
+            return self._run([expr], text, max_results, kind, policy)[0]
         except JqError as failed:
             return failed
         except _WorkerGoneError as gone:
-            return self._gone_error(expr, gone, settings)
+            return self._gone_error(expr, gone, policy)
         except TimeoutError:
-            return _deadline_error(expr, settings)
+            return _deadline_error(expr, policy)
 
-    def _gone_error(self, expr: str, gone: _WorkerGoneError, settings: EvaluationMode) -> JqError:
-        if gone.memory and settings.memory_mb:
-            return _stopped(JqLimitError(expr, f"evaluation exceeded the {settings.memory_mb} MiB memory cap"))
+    def _gone_error(self, expr: str, gone: _WorkerGoneError, policy: EvaluationPolicy) -> JqError:
+        if gone.memory and policy.memory_mb:
+            return policy.stopped(JqLimitError(expr, f"evaluation exceeded the {policy.memory_mb} MiB memory cap"))
         return JqRuntimeError(
             expr, f"the jq worker process died during the evaluation ({gone.detail}); a new one has been started"
         )
 
     def _run(
-        self, exprs: list[str], text: str, max_results: int, kind: Kind, settings: EvaluationMode
+        self, exprs: list[str], text: str, max_results: int, kind: Kind, policy: EvaluationPolicy
     ) -> list[list[Any] | JqError]:
         """One request; on a limit or a death the worker is replaced and the exception propagates."""
         try:
-            return self._attempt(exprs, text, max_results, kind, settings)
+            return self._attempt(exprs, text, max_results, kind, policy)
         except _WorkerGoneError as gone:
             if gone.memory:
                 raise
         # the worker died for no known reason (killed from outside, a crash): one more try on a fresh one
-        return self._attempt(exprs, text, max_results, kind, settings)
+        return self._attempt(exprs, text, max_results, kind, policy)
 
     def _attempt(
-        self, exprs: list[str], text: str, max_results: int, kind: Kind, settings: EvaluationMode
+        self, exprs: list[str], text: str, max_results: int, kind: Kind, policy: EvaluationPolicy
     ) -> list[list[Any] | JqError]:
-        process = self._fresh(settings.memory_mb)
+        process = self._fresh()
         try:
             process.wait_ready()
         except (_WorkerGoneError, TimeoutError):
-            self._replace(settings.memory_mb)
+            self._replace()
             assert self.process is not None
             process = self.process
             try:
@@ -411,15 +256,16 @@ class _Worker:
                 raise JqRuntimeError(
                     exprs[0],
                     f"cannot start the jq worker process ({sys.executable}: {detail}); "
-                    "evaluate in process (WMAP_JQ_MODE=inprocess) or check that Python can import workload_map",
+                    "evaluate in process (an inprocess policy, wmap --jq-mode inprocess) or check that Python "
+                    "can import workload_map",
                 ) from exc
         try:
-            reply = process.request({"exprs": exprs, "text": text, "max": max_results, "kind": kind}, settings.deadline)
+            reply = process.request({"exprs": exprs, "text": text, "max": max_results, "kind": kind}, policy.deadline)
         except (TimeoutError, _WorkerGoneError):
-            self._replace(settings.memory_mb)
+            self._replace()
             raise
         if reply.get("memory"):
-            self._replace(settings.memory_mb)
+            self._replace()
             raise _WorkerGoneError(True, "out of memory")
         results: list[list[Any] | JqError] = []
         for expr, item in zip(exprs, reply["results"], strict=True):
@@ -431,28 +277,34 @@ class _Worker:
         return results
 
 
-def _deadline_error(expr: str, settings: EvaluationMode) -> JqLimitError:
-    return _stopped(JqLimitError(expr, f"evaluation exceeded the {settings.deadline:g} s deadline"))
+def _deadline_error(expr: str, policy: EvaluationPolicy) -> JqLimitError:
+    return policy.stopped(JqLimitError(expr, f"evaluation exceeded the {policy.deadline:g} s deadline"))
 
 
-_WORKER: _Worker | None = None
-_worker_lock = threading.Lock()
+_WORKERS: dict[int, _Worker] = {}
+"""The worker of each memory cap in use (MiB), created on first use: policies with the same cap share one process
+(the deadline is per request). Not mode state: which policy an evaluation runs under is always the caller's."""
+_workers_lock = threading.Lock()
+_at_exit = False
 
 
-def _worker() -> _Worker:
-    global _WORKER
-    with _worker_lock:
-        if _WORKER is None:
-            _WORKER = _Worker()
-            atexit.register(shutdown)
-        return _WORKER
+def _worker(memory_mb: int) -> _Worker:
+    global _at_exit
+    with _workers_lock:
+        worker = _WORKERS.get(memory_mb)
+        if worker is None:
+            worker = _WORKERS[memory_mb] = _Worker(memory_mb)
+            if not _at_exit:
+                atexit.register(shutdown)
+                _at_exit = True
+        return worker
 
 
 def _forget_after_fork() -> None:
-    """A forked child must not share the parent's worker (or its pipes): it starts its own when needed."""
-    global _WORKER, _worker_lock
-    _WORKER = None
-    _worker_lock = threading.Lock()
+    """A forked child must not share the parent's workers (or their pipes): it starts its own when needed."""
+    global _workers_lock
+    _WORKERS.clear()
+    _workers_lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
@@ -460,15 +312,28 @@ if hasattr(os, "register_at_fork"):
 
 
 def shutdown() -> None:
-    """Stop the worker process (a later evaluation in mode "worker" starts a new one)."""
-    if _WORKER is not None:
-        _WORKER.stop()
+    """Stop every worker process (a later evaluation under a "worker" policy starts a new one)."""
+    with _workers_lock:
+        workers = list(_WORKERS.values())
+    for worker in workers:
+        worker.stop()
 
 
-def worker_pid() -> int | None:
-    """The worker process id, or None when none is running (for tests and diagnostics)."""
-    process = _WORKER.process if _WORKER is not None else None
-    return process.proc.pid if process is not None and process.proc.poll() is None else None
+def worker_pids() -> dict[int, int]:
+    """The running worker processes: process id by memory cap (MiB); `{}` when none runs (tests, diagnostics)."""
+    with _workers_lock:
+        workers = list(_WORKERS.values())
+    pids: dict[int, int] = {}
+    for worker in workers:
+        process = worker.process
+        if process is not None and process.proc.poll() is None:
+            pids[worker.memory_mb] = process.proc.pid
+    return pids
+
+
+def worker_pid(policy: EvaluationPolicy) -> int | None:
+    """The id of the worker process that evaluates for `policy` (by its memory cap), or None when none runs."""
+    return worker_pids().get(policy.memory_mb)
 
 
 # ---------------------------------------------------------------------------------------------- worker side

@@ -3,8 +3,8 @@
 Every path here runs against the **Pod object**, never the workload. `PodQuerier(pod)` wraps one pod; each jq
 expression is evaluated at most once per pod. Expressions the jq layer's fast path covers (plain paths such as
 `.metadata.labels["k"]`, constants such as `"worker"`, `//`, iteration) run in Python straight on the pod, with no
-conversion; anything else goes to one `jq.Document` per pod, created only when needed. `matchLabels` never
-involves jq.
+conversion; anything else goes to one `jq.Document` per pod, created only when needed, under the querier's
+`jq.EvaluationPolicy` (the workload's: `PodQuerier(pod, policy=workload.policy)`). `matchLabels` never involves jq.
 
 Divergence from upstream (docs/compatibility.md): `componentTypeSelector.value` is compared in Python with each
 output of `keyPath`, not by concatenating `<keyPath> == "<value>"` into one jq program.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workload_map.jq import Document, JqError
+from workload_map.jq import Document, EvaluationPolicy, JqError
 from workload_map.jq.fastpath import compile_fast
 from workload_map.model import ComponentInstanceSelector, ComponentTypeSelector, ReplicaSelector
 
@@ -100,14 +100,16 @@ class PodQuerier:
     Each expression runs at most once per querier (results are cached); a jq `Document` is created only for an
     expression the fast path cannot answer. The fast path reads the pod as given, so an iteration over an object
     yields its values in the pod's key order rather than jq's sorted order; no selector rule depends on output
-    order (`any`, counts). `fast=False` sends every expression to jq (differential tests).
+    order (`any`, counts). `fast=False` sends every expression to jq (differential tests). `policy` says where
+    libjq runs (None: in process); pass the workload's (`workload.policy`), whose definition the selectors come from.
     """
 
-    __slots__ = ("_document", "_fast", "_results", "pod")
+    __slots__ = ("_document", "_fast", "_policy", "_results", "pod")
 
-    def __init__(self, pod: Mapping[str, Any], *, fast: bool = True) -> None:
+    def __init__(self, pod: Mapping[str, Any], *, fast: bool = True, policy: EvaluationPolicy | None = None) -> None:
         self.pod = pod
         self._fast = fast
+        self._policy = policy
         self._document: Any = None
         self._results: dict[str, list[Any] | JqError] = {}
 
@@ -131,7 +133,7 @@ class PodQuerier:
             except JqError as error:
                 return error
         if self._document is None:
-            self._document = Document(self.pod)
+            self._document = Document(self.pod, policy=self._policy)
         try:
             outputs: list[Any] = self._document.evaluate(expr)
         except JqError as error:

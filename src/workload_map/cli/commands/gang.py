@@ -169,16 +169,15 @@ def _scope_pods(
     return scoped
 
 
-def _resolve_all(
-    manifests: Sequence[Manifest], definition_paths: Sequence[str]
-) -> tuple[list[tuple[Manifest, Workload]], dict[Workload, str]]:
-    """The covered workloads of the input, and the origin of each one's definition (for `definition_scope`)."""
+def _resolve_all(manifests: Sequence[Manifest], definition_paths: Sequence[str]) -> list[tuple[Manifest, Workload]]:
+    """The covered workloads of the input, each under its definition's jq policy (chosen by the definition's
+    origin)."""
     from workload_map.cli.definitions_source import build_registry
+    from workload_map.cli.jqmode import definition_policy
     from workload_map.resolve import ResolveError, Workload
 
     registry = build_registry(definition_paths)
     found: list[tuple[Manifest, Workload]] = []
-    origins: dict[Workload, str] = {}
     uncovered: list[Manifest] = []
     for manifest in manifests:
         if not manifest.has_type:
@@ -189,11 +188,11 @@ def _resolve_all(
                 uncovered.append(manifest)
             continue
         try:
-            workload = Workload(resolved.karta, manifest.value)
+            policy = definition_policy(resolved.karta.name, resolved.origin)
+            workload = Workload(resolved.karta, manifest.value, policy=policy)
         except ResolveError as error:
             raise CLIError(f"{manifest.label}: {error}") from None
         found.append((manifest, workload))
-        origins[workload] = resolved.origin
     for manifest in uncovered:
         name = f' "{manifest.name}"' if manifest.name else ""
         message = f"no definition covers {manifest.gvk_text}{name} ({manifest.label})"
@@ -204,7 +203,7 @@ def _resolve_all(
         if uncovered:
             raise NoDefinition("no workload of the input is covered by a definition", hint=NO_DEFINITION_HINT)
         raise NoDefinition("no workload in the input", hint="-f reads workload manifests (a PyTorchJob, a JobSet, ...)")
-    return found, origins
+    return found
 
 
 # --- the command ------------------------------------------------------------------------------------------------
@@ -334,7 +333,7 @@ def gang(
     manifests = read_manifests(files)
     if not manifests.documents:
         raise UsageError(f"{', '.join(files)}: no documents (the input is empty)", hint="-f reads Kubernetes manifests")
-    workloads, origins = _resolve_all(manifests.documents, definition_paths)
+    workloads = _resolve_all(manifests.documents, definition_paths)
     scoped: list[list[dict[str, Any]] | None] = [None] * len(workloads)
     if pod_files:
         pods, owners = _pods_and_owners(pod_files)
@@ -347,11 +346,8 @@ def gang(
         shown = ", ".join(skipped[:10]) + (f", and {len(skipped) - 10} more" if len(skipped) > 10 else "")
         state().note(f"skipped {len(skipped)} object{'s' * (len(skipped) != 1)} without gang instructions: {shown}")
         pairs = plannable
-    from workload_map.cli.jqmode import definition_scope
-
     for (_, workload), pods_of in pairs:
-        with definition_scope(workload.definition.name, origins[workload]):
-            documents.extend(gang_documents(workload, pods_of, options))
+        documents.extend(gang_documents(workload, pods_of, options))  # under the policy it was built with
     write_documents(documents, output_format)
 
 

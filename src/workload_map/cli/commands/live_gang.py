@@ -29,7 +29,7 @@ def gang_live(
     pod_files: tuple[str, ...] = (),
 ) -> None:
     from workload_map.cli.commands.gang import gang_documents, write_documents
-    from workload_map.cli.jqmode import definition_scope
+    from workload_map.cli.jqmode import definition_policy
     from workload_map.resolve import ResolveError
 
     if pod_files:
@@ -44,10 +44,9 @@ def gang_live(
 
         for message in live.warnings:
             state().warn(message)
-        with definition_scope(rtype.definition.karta.name, rtype.definition.origin):
-            try:
-                workload = live.workload()
-            except ResolveError as exc:
-                raise CLIError(f"{rtype.kind}/{name}: {exc}") from None
-            documents = gang_documents(workload, live.owned_pods(), options)
+        try:
+            workload = live.workload(policy=definition_policy(rtype.definition.karta.name, rtype.definition.origin))
+        except ResolveError as exc:
+            raise CLIError(f"{rtype.kind}/{name}: {exc}") from None
+        documents = gang_documents(workload, live.owned_pods(), options)
     write_documents(documents, output_format)

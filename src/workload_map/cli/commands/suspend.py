@@ -20,13 +20,14 @@ import click
 
 from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError
-from workload_map.cli.jqmode import definition_scope
+from workload_map.cli.jqmode import definition_policy
 from workload_map.cli.live import cache_dir_option, live_session, parse_target, translate_errors
 from workload_map.cli.options import ConnectionOptions, connection_options, definitions_option
 
 if TYPE_CHECKING:
     from workload_map.cli.live import LiveSession
     from workload_map.cluster import ResolvedType
+    from workload_map.jq import EvaluationPolicy
     from workload_map.resolve import Workload
 
 DRY_RUN_CHOICES = ("none", "client", "server")
@@ -65,13 +66,20 @@ def _apply(workload: Workload, verb: str) -> dict[str, Any]:
 
 
 def _patch_once(
-    session: LiveSession, rtype: ResolvedType, *, name: str, namespace: str, verb: str, dry_run: str
+    session: LiveSession,
+    rtype: ResolvedType,
+    *,
+    name: str,
+    namespace: str,
+    verb: str,
+    dry_run: str,
+    policy: EvaluationPolicy,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(patch, the object the server returned or None when nothing was sent)."""
     from workload_map.resolve import Workload
 
     obj = session.cluster.get_object(rtype, name, namespace=namespace)
-    workload = Workload(rtype.definition.karta, obj)
+    workload = Workload(rtype.definition.karta, obj, policy=policy)
     if not workload.can_suspend:
         raise CLIError(
             f"{rtype.kind} has no suspend support in its definition {rtype.definition.karta.name!r}",
@@ -107,11 +115,12 @@ def run_suspend(
     with live_session(connection, cache_dir=cache_dir, definition_paths=definition_paths) as session:
         rtype = session.resolve(token)
         namespace = session.namespace
-        with translate_errors(), definition_scope(rtype.definition.karta.name, rtype.definition.origin):
+        policy = definition_policy(rtype.definition.karta.name, rtype.definition.origin)
+        with translate_errors():
             for attempt in range(CONFLICT_RETRIES + 1):
                 try:
                     patch, returned = _patch_once(
-                        session, rtype, name=name, namespace=namespace, verb=verb, dry_run=dry_run
+                        session, rtype, name=name, namespace=namespace, verb=verb, dry_run=dry_run, policy=policy
                     )
                     break
                 except Conflict:
@@ -130,9 +139,8 @@ def run_suspend(
         suffix = " (server dry run: nothing was stored)" if dry_run == "server" else ""
         state().stdout.write(f"{what} {done}{suffix}\n")
         if returned is not None and dry_run == "none":
-            with definition_scope(rtype.definition.karta.name, rtype.definition.origin):
-                check = Workload(rtype.definition.karta, returned, validate=False)
-                missing = bool(_apply(check, verb))
+            check = Workload(rtype.definition.karta, returned, validate=False, policy=policy)
+            missing = bool(_apply(check, verb))
             if missing:
                 state().warn(f"{what}: the stored object does not carry every {verb} setting (an admission webhook?)")
 
