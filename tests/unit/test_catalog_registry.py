@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from workload_map.catalog import DefinitionRegistry, Resolved, builtin_definitions, builtin_registry
+from workload_map.catalog import registry as registry_module
 from workload_map.model import GVK, Karta, karta_from_dict
 
 DEFINITIONS_DIR = Path(__file__).parents[2] / "src" / "workload_map" / "catalog" / "definitions"
@@ -83,12 +87,59 @@ def test_the_types_of_this_part_of_the_catalog_are_built_in() -> None:
 
 def test_changing_a_returned_builtin_definition_does_not_change_the_next_one() -> None:
     first = builtin_definitions()
-    first[0].metadata.name = "changed"
-    first[0].spec.structure_definition.root_component.name = "changed"
+    with pytest.raises(AttributeError):
+        first[0].metadata.name = "changed"  # type: ignore[misc]
+    # A changed copy (the model is frozen) leaves the catalog alone.
+    root = replace(first[0].root, name="changed")
+    structure = replace(first[0].structure, root_component=root)
+    first[0] = replace(
+        first[0],
+        metadata=replace(first[0].metadata, name="changed"),
+        spec=replace(first[0].spec, structure_definition=structure),
+    )
+    assert (first[0].name, first[0].root.name) == ("changed", "changed")
     second = builtin_definitions()
     assert second[0].name != "changed"
     assert second[0].root.name != "changed"
     assert second == builtin_definitions()
+
+
+def test_the_catalog_is_decoded_once_and_every_caller_gets_the_same_objects() -> None:
+    first, second = builtin_definitions(), builtin_definitions()
+    assert first is not second  # a new list each call: changing the list changes nothing else
+    assert all(a is b for a, b in zip(first, second, strict=True))
+    one = builtin_registry().for_gvk("kubeflow.org", "v1", "PyTorchJob")
+    two = builtin_registry().for_gvk("kubeflow.org", "v1", "PyTorchJob")
+    assert one is not None and two is not None
+    assert one.karta is two.karta
+    assert any(karta is one.karta for karta in first)
+
+
+def test_a_renamed_copy_does_not_change_what_the_registry_returns() -> None:
+    registry = builtin_registry()
+    found = registry.for_gvk("kubeflow.org", "v1", "PyTorchJob")
+    assert found is not None
+    renamed = replace(found.karta, metadata=replace(found.karta.metadata, name="x"))
+    assert renamed.name == "x"
+    for fresh in (registry, builtin_registry()):
+        again = fresh.for_gvk("kubeflow.org", "v1", "PyTorchJob")
+        assert again is not None
+        assert again.karta is found.karta
+        assert again.karta.name == "kubeflow-org-pytorchjob-v1"
+        assert fresh.by_name("x") is None
+
+
+def test_threads_loading_the_catalog_at_once_get_the_same_objects(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry_module, "_BUILTIN", None)  # as in a new process: nothing loaded yet
+    barrier = threading.Barrier(8)
+
+    def load() -> list[Karta]:
+        barrier.wait()
+        return builtin_definitions()
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: load(), range(8)))
+    assert all(all(a is b for a, b in zip(results[0], other, strict=True)) for other in results)
 
 
 def test_builtin_definitions_survive_a_dump_and_reload_unchanged() -> None:

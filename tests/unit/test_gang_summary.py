@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from tests.fixtures.gang import karta_from_text, workload
 from workload_map.gang import (
@@ -249,7 +250,9 @@ def test_instance_ids_without_an_instance_selector_are_an_error() -> None:
     definition = jobset.definition
     child = definition.children[0]
     assert child.pod_selector is not None
-    child.pod_selector.component_instance_selector = None
+    child = replace(child, pod_selector=replace(child.pod_selector, component_instance_selector=None))
+    structure = replace(definition.structure, child_components=(child, *definition.children[1:]))
+    definition = replace(definition, spec=replace(definition.spec, structure_definition=structure))
     broken = Workload(definition, jobset.to_object(), validate=False)
     with pytest.raises(GangError, match="no instance selector provided but instance ids are not empty"):
         infer_pod_component_instance(PodQuerier(pod()), "replicatedjob", broken)
@@ -308,10 +311,10 @@ def test_no_gang_instructions_mean_no_grouping() -> None:
 
 LWS_MEMBER = PodGroupMember(
     component_name="group",
-    group_by_key_paths=[
+    group_by_key_paths=(
         '.metadata.labels["leaderworkerset.sigs.k8s.io/name"]',
         '.metadata.labels["leaderworkerset.sigs.k8s.io/group-index"]',
-    ],
+    ),
 )
 
 

@@ -107,8 +107,8 @@ def _strategy(tp: Any) -> st.SearchStrategy[Any]:
         options = [a for a in typing.get_args(tp) if a is not type(None)]
         inner = st.one_of(*[_strategy(a) for a in options])
         return st.one_of(st.none(), inner) if len(options) < len(typing.get_args(tp)) else inner
-    if origin is list:
-        return st.lists(_strategy(typing.get_args(tp)[0]), max_size=2)
+    if origin is tuple:  # the model's lists are tuples (it is frozen): tuple[X, ...]
+        return st.lists(_strategy(typing.get_args(tp)[0]), max_size=2).map(tuple)
     if origin is dict:
         return st.dictionaries(TEXT, TEXT, max_size=2)
     if tp is str:

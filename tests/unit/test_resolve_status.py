@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from tests.fixtures.resolve import karta, obj
 from workload_map.model import Karta, karta_from_dict
@@ -196,8 +197,13 @@ def test_conditions_without_reason_field_name_extract_no_reason() -> None:
         }
     )
     # null means "the CRD default" on the API server, so the model loads it as reason; build the no-reason case
-    conditions_definition = karta_.root.status_definition.conditions_definition  # type: ignore[union-attr]
-    conditions_definition.reason_field_name = None
+    # (None in code: do not read it) as a changed copy, the model being frozen
+    root = karta_.root
+    assert root.status_definition is not None and root.status_definition.conditions_definition is not None
+    conditions = replace(root.status_definition.conditions_definition, reason_field_name=None)
+    root = replace(root, status_definition=replace(root.status_definition, conditions_definition=conditions))
+    structure = replace(karta_.structure, root_component=root)
+    karta_ = replace(karta_, spec=replace(karta_.spec, structure_definition=structure))
     status = Workload(karta_, thing({"conditions": [{"type": "A", "status": "True", "reason": "R"}]})).status
     assert status.conditions[0].reason is None
 

@@ -9,14 +9,12 @@ says which one was dropped.
 
 from __future__ import annotations
 
-import functools
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal, get_args
-
-import msgspec
 
 from workload_map.model import GVK, Karta, loads_definitions
 
@@ -31,33 +29,47 @@ _DEFINITIONS_DIR = "definitions"
 # --- the built-in catalog -----------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1)
-def _builtin_encoded() -> tuple[bytes, ...]:
-    """Every packaged definition, loaded once and kept encoded: decoding fresh copies costs a few percent of
-    `copy.deepcopy` (benchmarks/bench_catalog.py), and nobody can mutate the cache through a returned object."""
+def _load_builtin() -> tuple[Karta, ...]:
+    """Every packaged definition, read, parsed and typed (uncached: `_builtin` keeps the result)."""
     directory = resources.files(_DEFINITIONS_PACKAGE).joinpath(_DEFINITIONS_DIR)
     files = sorted(
         (entry for entry in directory.iterdir() if entry.name.endswith((".yaml", ".yml"))), key=lambda e: e.name
     )
-    encoder = msgspec.json.Encoder()
-    encoded: list[bytes] = []
+    kartas: list[Karta] = []
     for entry in files:
-        for karta in loads_definitions(entry.read_text(encoding="utf-8"), source=f"catalog/{entry.name}"):
-            encoded.append(encoder.encode(karta))
-    return tuple(encoded)
+        kartas.extend(loads_definitions(entry.read_text(encoding="utf-8"), source=f"catalog/{entry.name}"))
+    return tuple(kartas)
 
 
-_DECODER = msgspec.json.Decoder(Karta)
+_BUILTIN: tuple[Karta, ...] | None = None
+_BUILTIN_LOCK = threading.Lock()
+
+
+def _builtin() -> tuple[Karta, ...]:
+    """The packaged definitions, loaded once per process (under a lock, so every thread sees the same objects).
+
+    The model is frozen, so the objects are shared as they are: no copy, no re-decode per call."""
+    global _BUILTIN
+    loaded = _BUILTIN
+    if loaded is None:
+        with _BUILTIN_LOCK:
+            loaded = _BUILTIN
+            if loaded is None:
+                loaded = _BUILTIN = _load_builtin()
+    return loaded
 
 
 def builtin_definitions() -> list[Karta]:
-    """The built-in definitions, in file-name order. Each call returns new objects the caller may change."""
-    return [_DECODER.decode(item) for item in _builtin_encoded()]
+    """The built-in definitions, in file-name order: a new list of the same frozen objects on every call (make a
+    changed copy with `msgspec.structs.replace`; the catalog is not affected)."""
+    return list(_builtin())
 
 
 def builtin_registry() -> DefinitionRegistry:
-    """A new registry holding the built-in catalog (add `local` or `cluster` definitions to it with `.add`)."""
-    return DefinitionRegistry([("catalog", builtin_definitions())])
+    """A new registry holding the built-in catalog (add `local` or `cluster` definitions to it with `.add`).
+
+    Every registry holds the same built-in objects."""
+    return DefinitionRegistry([("catalog", _builtin())])
 
 
 # --- registry -----------------------------------------------------------------------------------------------
@@ -93,7 +105,7 @@ class DefinitionRegistry:
     """Definitions from several origins, looked up by root GVK, by object, by kind or by name.
 
     `DefinitionRegistry([("local", mine), ("catalog", builtin_definitions())])`, or build one up with `.add`.
-    The objects handed out are the ones held; treat them as read-only (`builtin_definitions()` gives fresh ones).
+    The objects handed out are the ones held: frozen, and shared with every other caller.
     """
 
     def __init__(self, sources: Iterable[tuple[Origin, Iterable[Karta]]] | None = None) -> None:

@@ -43,9 +43,18 @@ _Dumper.add_representer(str, _represent_str)
 
 def to_dict(karta: Karta) -> dict[str, Any]:
     """The definition as the plain dict the API server would store (absent fields omitted)."""
-    value = msgspec.to_builtins(karta)
+    value = _lists(msgspec.to_builtins(karta))
     assert isinstance(value, dict)
     return {"apiVersion": karta.api_version, "kind": karta.kind, **value}
+
+
+def _lists(value: Any) -> Any:
+    """The model holds tuples (it is frozen); the wire, YAML and a plain dict hold lists."""
+    if isinstance(value, dict):
+        return {key: _lists(item) for key, item in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_lists(item) for item in value]
+    return value
 
 
 def dump_yaml(definitions: Karta | Iterable[Karta]) -> str:

@@ -89,7 +89,7 @@ def _walk(node: Any, path: str) -> Iterator[tuple[str, str]]:
                         yield f"{here}[{index}]", item
         elif isinstance(value, msgspec.Struct):
             yield from _walk(value, here)
-        elif isinstance(value, list):
+        elif isinstance(value, tuple):
             for index, item in enumerate(value):
                 if isinstance(item, msgspec.Struct):
                     yield from _walk(item, f"{here}[{index}]")

@@ -41,8 +41,13 @@ PRIMARY_PHASE_PRECEDENCE: tuple[str, ...] = (
 UNDEFINED = "Undefined"
 
 
-class _Wire(msgspec.Struct, rename="camel", forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
-    """Base of every definition struct: camelCase on the wire, unknown fields rejected, absent fields omitted."""
+class _Wire(msgspec.Struct, rename="camel", forbid_unknown_fields=True, omit_defaults=True, kw_only=True, frozen=True):
+    """Base of every definition struct: camelCase on the wire, unknown fields rejected, absent fields omitted.
+
+    Frozen, with tuples for lists: a definition is final once built, so one object can be shared (the catalog
+    registry hands out the same objects to every caller) and keyed by identity (the validation cache). Make a
+    changed copy with `msgspec.structs.replace`.
+    """
 
 
 class GVK(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -71,7 +76,7 @@ class GVK(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
 # --- how to find the pod specs ------------------------------------------------------------------------------
 
 
-class FragmentedPodSpecDefinition(_Wire):
+class FragmentedPodSpecDefinition(_Wire, frozen=True):
     """Paths to the pod fields of a CRD that scatters them (the 11 fields upstream models)."""
 
     scheduler_name_path: str | None = None
@@ -87,7 +92,7 @@ class FragmentedPodSpecDefinition(_Wire):
     image_path: str | None = None
 
 
-class SpecDefinition(_Wire):
+class SpecDefinition(_Wire, frozen=True):
     pod_template_spec_path: str | None = None
     pod_spec_path: str | None = None
     metadata_path: str | None = None
@@ -101,7 +106,7 @@ class SpecDefinition(_Wire):
         )
 
 
-class ScaleDefinition(_Wire):
+class ScaleDefinition(_Wire, frozen=True):
     replicas_path: str | None = None
     min_replicas_path: str | None = None
     max_replicas_path: str | None = None
@@ -110,12 +115,12 @@ class ScaleDefinition(_Wire):
 # --- status -------------------------------------------------------------------------------------------------
 
 
-class PhaseDefinition(_Wire):
+class PhaseDefinition(_Wire, frozen=True):
     path: str
 
 
 class ConditionsDefinition(
-    msgspec.Struct, rename="camel", forbid_unknown_fields=True, omit_defaults=False, kw_only=True
+    msgspec.Struct, rename="camel", forbid_unknown_fields=True, omit_defaults=False, kw_only=True, frozen=True
 ):
     """Where the conditions are and which keys they use.
 
@@ -132,50 +137,51 @@ class ConditionsDefinition(
 
     def __post_init__(self) -> None:
         # "Do not read it" has one spelling on the wire, "" (null means the CRD default there): keep one here too,
-        # so a definition built in code dumps and reloads unchanged.
+        # so a definition built in code dumps and reloads unchanged. This runs inside construction (msgspec's way
+        # to finish a frozen struct), so the object is final before anyone sees it; the loader never passes None.
         if self.message_field_name is None:
-            self.message_field_name = ""
+            msgspec.structs.force_setattr(self, "message_field_name", "")
         if self.reason_field_name is None:
-            self.reason_field_name = ""
+            msgspec.structs.force_setattr(self, "reason_field_name", "")
 
 
-class ExpectedCondition(_Wire):
+class ExpectedCondition(_Wire, frozen=True):
     type: str
     status: str | None = None
     reason: str | None = None
 
 
-class ExpressionMatcher(_Wire):
+class ExpressionMatcher(_Wire, frozen=True):
     expression: str
     expected_result: str
 
 
-class StatusMatcher(_Wire):
+class StatusMatcher(_Wire, frozen=True):
     """One way to recognise a status: every criterion set must hold; a matcher with none set always matches."""
 
     by_phase: str | None = None
-    by_conditions: list[ExpectedCondition] | None = None
+    by_conditions: tuple[ExpectedCondition, ...] | None = None
     by_expression: ExpressionMatcher | None = None
 
 
-class StatusMappings(_Wire):
-    initializing: list[StatusMatcher] | None = None
-    running: list[StatusMatcher] | None = None
-    completed: list[StatusMatcher] | None = None
-    failed: list[StatusMatcher] | None = None
-    degraded: list[StatusMatcher] | None = None
-    suspended: list[StatusMatcher] | None = None
-    suspending: list[StatusMatcher] | None = None
-    resuming: list[StatusMatcher] | None = None
+class StatusMappings(_Wire, frozen=True):
+    initializing: tuple[StatusMatcher, ...] | None = None
+    running: tuple[StatusMatcher, ...] | None = None
+    completed: tuple[StatusMatcher, ...] | None = None
+    failed: tuple[StatusMatcher, ...] | None = None
+    degraded: tuple[StatusMatcher, ...] | None = None
+    suspended: tuple[StatusMatcher, ...] | None = None
+    suspending: tuple[StatusMatcher, ...] | None = None
+    resuming: tuple[StatusMatcher, ...] | None = None
 
     FIELD_BY_STATUS: ClassVar[dict[str, str]] = {status: status.lower() for status in STATUS_EVALUATION_ORDER}
 
-    def entries(self) -> list[tuple[str, list[StatusMatcher] | None]]:
+    def entries(self) -> list[tuple[str, tuple[StatusMatcher, ...] | None]]:
         """(status, matchers) for all 8 statuses, in upstream's evaluation order."""
         return [(status, getattr(self, self.FIELD_BY_STATUS[status])) for status in STATUS_EVALUATION_ORDER]
 
 
-class StatusDefinition(_Wire, kw_only=True):
+class StatusDefinition(_Wire, kw_only=True, frozen=True):
     phase_definition: PhaseDefinition | None = None
     conditions_definition: ConditionsDefinition | None = None
     # Required (as in the CRD) yet declared last, for the readable dump order; kw_only allows it.
@@ -185,36 +191,36 @@ class StatusDefinition(_Wire, kw_only=True):
 # --- suspend ------------------------------------------------------------------------------------------------
 
 
-class Action(_Wire):
+class Action(_Wire, frozen=True):
     """Set `path` to `value`, a JSON literal held in a string (`"true"`, `"\\"Suspended\\""`)."""
 
     path: str
     value: str
 
 
-class SuspendDefinition(_Wire):
-    suspend_actions: list[Action]
-    resume_actions: list[Action]
+class SuspendDefinition(_Wire, frozen=True):
+    suspend_actions: tuple[Action, ...]
+    resume_actions: tuple[Action, ...]
 
 
 # --- pod selectors ------------------------------------------------------------------------------------------
 
 
-class ComponentTypeSelector(_Wire):
+class ComponentTypeSelector(_Wire, frozen=True):
     key_path: str | None = None
     value: str | None = None
     match_labels: dict[str, str] | None = None
 
 
-class ComponentInstanceSelector(_Wire):
+class ComponentInstanceSelector(_Wire, frozen=True):
     id_path: str
 
 
-class ReplicaSelector(_Wire):
+class ReplicaSelector(_Wire, frozen=True):
     key_path: str
 
 
-class PodSelector(_Wire):
+class PodSelector(_Wire, frozen=True):
     component_type_selector: ComponentTypeSelector | None = None
     component_instance_selector: ComponentInstanceSelector | None = None
     replica_selector: ReplicaSelector | None = None
@@ -223,7 +229,7 @@ class PodSelector(_Wire):
 # --- components ---------------------------------------------------------------------------------------------
 
 
-class ComponentDefinition(_Wire):
+class ComponentDefinition(_Wire, frozen=True):
     name: str
     kind: GVK | None = None
     owner_ref: str | None = None
@@ -239,65 +245,65 @@ class ComponentDefinition(_Wire):
         return self.spec_definition is not None and self.spec_definition.has_pod_definition
 
 
-class StructureDefinition(_Wire):
+class StructureDefinition(_Wire, frozen=True):
     root_component: ComponentDefinition
-    child_components: list[ComponentDefinition] | None = None
-    additional_child_kinds: list[GVK] | None = None
+    child_components: tuple[ComponentDefinition, ...] | None = None
+    additional_child_kinds: tuple[GVK, ...] | None = None
 
 
 # --- gang scheduling ----------------------------------------------------------------------------------------
 
 
-class PodGroupMember(_Wire):
+class PodGroupMember(_Wire, frozen=True):
     component_name: str
-    group_by_key_paths: list[str] | None = None
-    filters: list[str] | None = None
+    group_by_key_paths: tuple[str, ...] | None = None
+    filters: tuple[str, ...] | None = None
 
 
-class PodGroupDefinition(_Wire):
+class PodGroupDefinition(_Wire, frozen=True):
     """An entry of the alpha `podGroups` list."""
 
     name: str
-    members: list[PodGroupMember]
+    members: tuple[PodGroupMember, ...]
 
 
-class TopologyConstraint(_Wire):
+class TopologyConstraint(_Wire, frozen=True):
     topology_name: str
     preferred_topology_level: str | None = None
     required_topology_level: str | None = None
 
 
-class SubGroup(_Wire):
+class SubGroup(_Wire, frozen=True):
     component_name: str
     topology: TopologyConstraint | None = None
 
 
-class PodGroup(_Wire):
+class PodGroup(_Wire, frozen=True):
     """The KAI-native `podGroup` object; wins over `podGroups` when both are set."""
 
     name: str
-    sub_groups: list[SubGroup] | None = None
+    sub_groups: tuple[SubGroup, ...] | None = None
     topology: TopologyConstraint | None = None
 
 
-class GangScheduling(_Wire):
-    pod_groups: list[PodGroupDefinition] | None = None
+class GangScheduling(_Wire, frozen=True):
+    pod_groups: tuple[PodGroupDefinition, ...] | None = None
     pod_group: PodGroup | None = None
 
 
-class OptimizationInstructions(_Wire):
+class OptimizationInstructions(_Wire, frozen=True):
     gang_scheduling: GangScheduling | None = None
 
 
 # --- the resource -------------------------------------------------------------------------------------------
 
 
-class KartaSpec(_Wire):
+class KartaSpec(_Wire, frozen=True):
     structure_definition: StructureDefinition
     optimization_instructions: OptimizationInstructions | None = None
 
 
-class ObjectMeta(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
+class ObjectMeta(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True, frozen=True):
     """The part of ObjectMeta a definition uses. Server-populated fields (uid, managedFields, ...) are dropped."""
 
     name: str = ""
@@ -309,7 +315,7 @@ class ObjectMeta(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=Tru
     creation_timestamp: str | None = None
 
 
-class Karta(msgspec.Struct, rename="camel", forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+class Karta(msgspec.Struct, rename="camel", forbid_unknown_fields=True, omit_defaults=True, kw_only=True, frozen=True):
     """A whole definition. Field order is the dump order: apiVersion, kind, metadata, spec.
 
     `dump.to_dict` always writes apiVersion and kind (omit_defaults would otherwise drop them).

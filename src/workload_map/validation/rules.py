@@ -10,7 +10,7 @@ upstream's validator accepts yields no error here except where the API server or
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from workload_map.model import (
@@ -282,7 +282,7 @@ def _key_path(key: str) -> str:
 def _gang(gang: GangScheduling, names: set[str], *, check_names: bool) -> Iterator[Finding]:
     for i, group in enumerate(gang.pod_groups or []):
         gpath = f"{GANG}.podGroups[{i}]"
-        members = group.members or []
+        members = group.members or ()
         for j, member in enumerate(members):
             mpath = f"{gpath}.members[{j}]"
             if check_names and member.component_name not in names:
@@ -293,8 +293,8 @@ def _gang(gang: GangScheduling, names: set[str], *, check_names: bool) -> Iterat
                     f"child component){_one_of(names)}",
                     "gang-member-component",
                 )
-            yield from _duplicates(f"{mpath}.groupByKeyPaths", member.group_by_key_paths or [], "groupByKeyPaths")
-            yield from _duplicates(f"{mpath}.filters", member.filters or [], "filters")
+            yield from _duplicates(f"{mpath}.groupByKeyPaths", member.group_by_key_paths or (), "groupByKeyPaths")
+            yield from _duplicates(f"{mpath}.filters", member.filters or (), "filters")
         yield from _duplicates(f"{gpath}.members", [m.component_name for m in members], "members", key="componentName")
     yield from _duplicates(f"{GANG}.podGroups", [g.name for g in gang.pod_groups or []], "podGroups", key="name")
     pod_group = gang.pod_group
@@ -310,7 +310,7 @@ def _gang(gang: GangScheduling, names: set[str], *, check_names: bool) -> Iterat
     base = f"{GANG}.podGroup"
     if pod_group.topology is not None:
         yield from _topology(f"{base}.topology", pod_group.topology)
-    sub_groups = pod_group.sub_groups or []
+    sub_groups = pod_group.sub_groups or ()
     for i, sub in enumerate(sub_groups):
         spath = f"{base}.subGroups[{i}]"
         if not sub.component_name:
@@ -348,7 +348,7 @@ def _topology(path: str, topology: TopologyConstraint) -> Iterator[Finding]:
         )
 
 
-def _duplicates(path: str, values: list[str], what: str, *, key: str = "") -> Iterator[Finding]:
+def _duplicates(path: str, values: Sequence[str], what: str, *, key: str = "") -> Iterator[Finding]:
     """An error for each repeated entry of a list the CRD declares a set or a list-map."""
     first: dict[str, int] = {}
     for index, value in enumerate(values):
@@ -446,7 +446,7 @@ def _attribution(components: list[tuple[str, ComponentDefinition]]) -> Iterator[
 
 
 def _additional_kinds(karta: Karta) -> Iterator[Finding]:
-    kinds = karta.structure.additional_child_kinds or []
+    kinds = karta.structure.additional_child_kinds or ()
     first: dict[str, Any] = {}
     for index, gvk in enumerate(kinds):
         path = f"{STRUCTURE}.additionalChildKinds[{index}]"
