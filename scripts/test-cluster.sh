@@ -292,6 +292,8 @@ EOF
         --audit-log-mode blocking \
         --audit-log-maxsize 4096 \
         --profiling=false \
+        --feature-gates GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true \
+        --runtime-config scheduling.k8s.io/v1alpha2=true \
         --v 1 \
         </dev/null >"$STATE_DIR/kube-apiserver.log" 2>&1 9>&- &
     echo $! > "$STATE_DIR/kube-apiserver.pid"

@@ -1,4 +1,4 @@
-"""Fixtures for the e2e tests: a real kube-apiserver (v1.34) + etcd, no nodes, no controllers.
+"""Fixtures for the e2e tests: a real kube-apiserver (v1.36) + etcd, no nodes, no controllers.
 
 The session fixture ``api_server`` reuses a running server (``WMAP_TEST_KUBECONFIG`` that answers, or one
 started by ``scripts/test-cluster.sh start``), or starts one itself and stops it at the end of the session.

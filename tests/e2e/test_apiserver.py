@@ -49,7 +49,7 @@ def test_test_crd_files_cover_the_required_kinds() -> None:
 def test_discovery(kube: httpx.Client, api_server: ApiServer) -> None:
     version = expect(kube.get("/version"))
     assert version["major"] == "1"
-    assert version["gitVersion"].startswith("v1.34."), version
+    assert version["gitVersion"].startswith("v1.36."), version
     if api_server.k8s_version:
         assert version["gitVersion"] == api_server.k8s_version
     assert "v1" in expect(kube.get("/api"))["versions"]

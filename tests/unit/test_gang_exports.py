@@ -76,6 +76,17 @@ def test_acceptance_in_the_workload_api_v1alpha1(fixture: str) -> None:
     assert seen == expected
 
 
+@pytest.mark.parametrize("fixture", sorted(ACCEPTANCE))
+def test_v1alpha2_pods_name_their_own_pod_group_and_each_pod_group_its_template(fixture: str) -> None:
+    gang_plan = plan(workload(fixture))
+    manifests = to_workload_api(gang_plan)
+    groups = {manifest["metadata"]["name"]: manifest for manifest in manifests if manifest["kind"] == "PodGroup"}
+    for gang in gang_plan.gangs:
+        join = pod_join(gang_plan, gang, "workload")
+        assert join["spec"] == {"schedulingGroup": {"podGroupName": gang.name}}
+        assert groups[gang.name]["spec"]["schedulingPolicy"] == {"gang": {"minCount": gang.min_member}}
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_native_sub_groups_in_every_format(fmt: str) -> None:
     manifests = export(plan(workload("inferencegraph")), fmt)
@@ -242,9 +253,7 @@ def test_workload_api_v1alpha2_has_templates_and_one_pod_group_per_gang() -> Non
 def test_workload_api_topology_uses_the_required_level_as_topology_key() -> None:
     workload_object = to_workload_api(plan(workload("inferencegraph")))[0]
     (template,) = workload_object["spec"]["podGroupTemplates"]
-    assert template["schedulingConstraints"] == {
-        "topologyConstraints": [{"topologyKey": "topology.kubernetes.io/zone"}]
-    }
+    assert template["schedulingConstraints"] == {"topology": [{"key": "topology.kubernetes.io/zone"}]}
 
 
 def test_workload_api_version_must_be_one_we_write() -> None:

@@ -348,6 +348,14 @@ def _controller_ref(plan: GangPlan) -> dict[str, Any] | None:
     return out
 
 
+def _scheduling_constraints(gang: Gang) -> dict[str, Any] | None:
+    """v1alpha2 `schedulingConstraints`: the gang's required topology level as the one `topology[].key` the API
+    allows (served only with the TopologyAwareWorkloadScheduling feature gate, alpha in 1.36)."""
+    if gang.topology is None or not gang.topology.required_level:
+        return None
+    return {"topology": [{"key": gang.topology.required_level}]}
+
+
 def to_workload_api(plan: GangPlan, *, api_version: str = WORKLOAD_API_VERSIONS[0]) -> list[dict[str, Any]]:
     """The Kubernetes Workload API (KEP-4671) objects for the plan.
 
@@ -374,9 +382,9 @@ def to_workload_api(plan: GangPlan, *, api_version: str = WORKLOAD_API_VERSIONS[
             entries.append({"name": name, "policy": policy})
             continue
         entry: dict[str, Any] = {"name": name, "schedulingPolicy": policy}
-        topology = gangs[0].topology
-        if topology is not None and topology.required_level:
-            entry["schedulingConstraints"] = {"topologyConstraints": [{"topologyKey": topology.required_level}]}
+        constraints = _scheduling_constraints(gangs[0])
+        if constraints is not None:
+            entry["schedulingConstraints"] = constraints
         entries.append(entry)
     spec["podGroups" if api_version.endswith("v1alpha1") else "podGroupTemplates"] = entries
     manifests: list[dict[str, Any]] = [
@@ -390,10 +398,9 @@ def to_workload_api(plan: GangPlan, *, api_version: str = WORKLOAD_API_VERSIONS[
                 "podGroupTemplateRef": {"workload": {"workloadName": workload_name, "podGroupTemplateName": name}},
                 "schedulingPolicy": _policy(gang.min_member),
             }
-            if gang.topology is not None and gang.topology.required_level:
-                group_spec["schedulingConstraints"] = {
-                    "topologyConstraints": [{"topologyKey": gang.topology.required_level}]
-                }
+            constraints = _scheduling_constraints(gang)
+            if constraints is not None:
+                group_spec["schedulingConstraints"] = constraints
             manifests.append(
                 {
                     "apiVersion": api_version,
@@ -443,8 +450,9 @@ def pod_join(
     workload_api_version: str = WORKLOAD_API_VERSIONS[0],
 ) -> dict[str, Any]:
     """What a pod of `gang` carries to join it in `format`: `{"labels": {...}, "annotations": {...}}` plus, for the
-    Workload API, `{"spec": {"workloadRef": {...}}}` (v1alpha1 only; v1alpha2 pods link to their PodGroup in a way
-    our sources do not pin down, see docs/gang.md)."""
+    Workload API, the pod spec field that links it (set at creation: both are immutable): v1alpha2 (1.36)
+    `{"spec": {"schedulingGroup": {"podGroupName": <the gang's PodGroup>}}}`, v1alpha1 (1.35)
+    `{"spec": {"workloadRef": {name, podGroup, podGroupReplicaKey?}}}`."""
     found = plan.gang(gang) if isinstance(gang, str) else gang
     role_name = role.name if isinstance(role, GangRole) else role
     labels: dict[str, str] = {}
@@ -476,6 +484,8 @@ def pod_join(
             if key:
                 reference["podGroupReplicaKey"] = key
             out["spec"] = {"workloadRef": reference}
+        else:
+            out["spec"] = {"schedulingGroup": {"podGroupName": found.name}}
     else:
         raise ExportError(f"unknown export format {format!r}; use one of {', '.join(FORMATS)}")
     out["labels"] = labels
