@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         builtin_definitions,
         builtin_registry,
     )
+    from workload_map.errors import WorkloadMapError
     from workload_map.gang import (
         GangPlan,
         export,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 
 # public name -> the module that defines it
 _EXPORTS: dict[str, str] = {
+    "WorkloadMapError": "workload_map.errors",
     "Karta": "workload_map.model",
     "GVK": "workload_map.model",
     "DefinitionError": "workload_map.model",
@@ -101,6 +103,7 @@ __all__ = [
     "ResolveError",
     "Scale",
     "Workload",
+    "WorkloadMapError",
     "WorkloadStatus",
     "WorkloadView",
     "__version__",

@@ -17,6 +17,8 @@ import sys
 import traceback
 from typing import IO, Any
 
+from workload_map.errors import WorkloadMapError
+
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -34,7 +36,7 @@ Exit codes:
   4  no definition covers the workload's type"""
 
 
-class CLIError(Exception):
+class CLIError(WorkloadMapError):
     """An error the user can act on: a one-line message, an optional hint, and the exit code."""
 
     exit_code: int = EXIT_ERROR
@@ -51,12 +53,6 @@ class UsageError(CLIError):
     """A bad flag, argument or input shape (exit 2)."""
 
     exit_code = EXIT_USAGE
-
-
-class WorkloadNotFound(CLIError):  # noqa: N818 (reads as the condition it reports)
-    """A named workload does not exist, or its type is not served by the cluster (exit 3)."""
-
-    exit_code = EXIT_WORKLOAD_NOT_FOUND
 
 
 class NoDefinition(CLIError):  # noqa: N818 (reads as the condition it reports)

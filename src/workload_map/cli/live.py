@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from workload_map.cli.context import state
-from workload_map.cli.errors import CLIError, NoDefinition, UsageError, WorkloadNotFound
+from workload_map.cli.errors import EXIT_WORKLOAD_NOT_FOUND, CLIError, NoDefinition, UsageError
 
 if TYPE_CHECKING:
     from workload_map.catalog import DefinitionRegistry
@@ -116,11 +116,11 @@ def cli_error(exc: BaseException) -> CLIError:
         ClusterError,
         NotServed,
         TypeNotCovered,
+        WorkloadNotFound,
     )
-    from workload_map.cluster import WorkloadNotFound as MissingWorkload
 
-    if isinstance(exc, (NotServed, MissingWorkload)):
-        return WorkloadNotFound(exc.message, hint=exc.hint)
+    if isinstance(exc, (NotServed, WorkloadNotFound)):
+        return CLIError(exc.message, hint=exc.hint, exit_code=EXIT_WORKLOAD_NOT_FOUND)
     if isinstance(exc, TypeNotCovered):
         return NoDefinition(exc.message, hint=NO_DEFINITION_HINT)
     if isinstance(exc, AmbiguousType):

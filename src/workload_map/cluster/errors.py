@@ -6,8 +6,10 @@ any other API error: 1; a missing workload or an uninstalled type: 3).
 
 from __future__ import annotations
 
+from workload_map.errors import WorkloadMapError
 
-class ClusterError(Exception):
+
+class ClusterError(WorkloadMapError):
     """Something went wrong talking to the API server (or finding out how to talk to it)."""
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:

@@ -1,6 +1,6 @@
 """Errors of the gang layer: one-line messages naming the component, pod or gang and what to do.
 
-GangError (ValueError)
+GangError (WorkloadMapError, ValueError)
 ├── NoGangInstructions       the definition has no optimizationInstructions.gangScheduling
 ├── InstanceIdError          an empty or unknown instance id given to a scale computation
 ├── MissingScaleError        a sub-group component whose subtree scale is 0 (no replica scale definition)
@@ -10,8 +10,10 @@ GangError (ValueError)
 
 from __future__ import annotations
 
+from workload_map.errors import WorkloadMapError
 
-class GangError(ValueError):
+
+class GangError(WorkloadMapError, ValueError):
     """Base of every error of the gang layer."""
 
 

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from workload_map.gang.errors import GangError, InstanceIdError, MissingScaleError, NoGangInstructions
 from workload_map.gang.names import is_dns1123_label, join_name, to_dns1123_label
-from workload_map.gang.scale import ScaleMode, desired_replicas, eff_min, role_counts, scale_mode
+from workload_map.gang.scale import Role, ScaleMode, desired_replicas, eff_min, role_counts, scale_mode
 from workload_map.gang.summary import (
     GangFormat,
     StructureSummary,
@@ -61,8 +61,6 @@ __all__ = [
 
 SCHEMA_VERSION: Final = "workloadmap.io/gang/v1"
 """The `schemaVersion` of `GangPlan.to_dict()`."""
-
-Role = tuple[str, str]
 
 
 # --- the plan -----------------------------------------------------------------------------------------------------

@@ -6,8 +6,10 @@ broken object; each carries the expression and, when the caller knows it, the de
 
 from __future__ import annotations
 
+from workload_map.errors import WorkloadMapError
 
-class JqError(Exception):
+
+class JqError(WorkloadMapError):
     """Base of every jq failure: carries the expression and the definition field it came from."""
 
     kind = "jq error"

@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any, Final
 
+from workload_map._jsontype import json_type
+from workload_map.errors import WorkloadMapError
 from workload_map.jq.ast import (
     Binary,
     Collect,
@@ -51,22 +53,8 @@ _Gen = Callable[[Any], Iterator[Any]]
 _SAFE_INT: Final = 2**53
 
 
-class _UnsupportedError(Exception):
+class _UnsupportedError(WorkloadMapError):
     """The tree is outside the fast-path subset."""
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True or value is False:
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _dump_number(value: int | float) -> str:
@@ -115,11 +103,11 @@ def _dump_trunc(value: Any) -> str:
 
 def _index_error(expr: str, target: Any, key: str | int) -> JqRuntimeError:
     key_kind = "string" if isinstance(key, str) else "number"
-    return JqRuntimeError(expr, f"Cannot index {_kind(target)} with {key_kind} ({_dump_trunc(key)})")
+    return JqRuntimeError(expr, f"Cannot index {json_type(target)} with {key_kind} ({_dump_trunc(key)})")
 
 
 def _iterate_error(expr: str, target: Any) -> JqRuntimeError:
-    return JqRuntimeError(expr, f"Cannot iterate over {_kind(target)} ({_dump_trunc(target)})")
+    return JqRuntimeError(expr, f"Cannot iterate over {json_type(target)} ({_dump_trunc(target)})")
 
 
 def _literal(node: Node) -> Any:

@@ -1,7 +1,7 @@
 """Constant folding, only as far as libjq does it to reject constant non-string object keys (`{(1): 2}`).
 
 The parser (`workload_map.jq.parser`) folds an object key with `const_value` and rejects it when the result is
-a constant that is not a string (`kind_name` names its kind in the message).
+a constant that is not a string (`workload_map._jsontype.json_type` names its kind in the message).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from workload_map.jq.ast import Binary, Collect, Comma, Literal, Loc, Node, Number, ObjectCons, String
 
-__all__ = ["NOT_CONST", "const_value", "kind_name"]
+__all__ = ["NOT_CONST", "const_value"]
 
 NOT_CONST: Final = object()
 
@@ -111,15 +111,3 @@ def _fold(op: str, a: Any, b: Any) -> Any:
             return 0
         return NOT_CONST
     return NOT_CONST
-
-
-def kind_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    return "object"

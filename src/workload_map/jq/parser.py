@@ -19,6 +19,7 @@ import json
 import math
 from typing import Final
 
+from workload_map._jsontype import json_type
 from workload_map.jq.ast import (
     ArrayPattern,
     Binary,
@@ -57,7 +58,7 @@ from workload_map.jq.ast import (
     VarPattern,
 )
 from workload_map.jq.errors import JqParseError
-from workload_map.jq.fold import NOT_CONST, const_value, kind_name
+from workload_map.jq.fold import NOT_CONST, const_value
 from workload_map.jq.lexer import KEYWORDS, Token, fail, tokenize
 
 __all__ = ["ASSIGNMENT_OPERATORS", "BINARY_OPERATORS", "MAX_DEPTH", "parse"]
@@ -448,7 +449,7 @@ class _Parser:
     def check_key(self, key: Node, pos: int) -> None:
         value = const_value(key)
         if value is not NOT_CONST and not isinstance(value, str):
-            raise fail(self.text, pos, f"cannot use {kind_name(value)} ({json.dumps(value)}) as object key")
+            raise fail(self.text, pos, f"cannot use {json_type(value)} ({json.dumps(value)}) as object key")
 
     def parse_object(self) -> Node:
         self.expect("{")

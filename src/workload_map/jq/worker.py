@@ -43,6 +43,7 @@ from typing import IO, Any, Final
 
 import msgspec
 
+from workload_map.errors import WorkloadMapError
 from workload_map.jq import engine
 from workload_map.jq.engine import Kind
 from workload_map.jq.errors import (
@@ -75,7 +76,7 @@ def run_batch(
 # --------------------------------------------------------------------------------------------- parent side
 
 
-class _WorkerGoneError(Exception):
+class _WorkerGoneError(WorkloadMapError):
     def __init__(self, memory: bool, detail: str) -> None:
         super().__init__(detail)
         self.memory = memory

@@ -21,39 +21,28 @@ import math
 from collections.abc import Sequence
 from typing import Any, Final
 
+from workload_map._jsontype import json_type
+from workload_map.errors import WorkloadMapError
+
 __all__ = ["PathError", "set_paths"]
 
 _MAX_INDEX: Final = 536870912
 Path = Sequence[Any]
 
 
-class PathError(ValueError):
+class PathError(WorkloadMapError, ValueError):
     """A path step that cannot be set on the value found there (jq's message)."""
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _show(value: Any) -> str:
     text = json.dumps(value, separators=(",", ":"), default=str)
     if len(text) > 30:
         text = text[:27] + "..."
-    return f"{_kind(value)} ({text})"
+    return f"{json_type(value)} ({text})"
 
 
 def _cannot(container: Any, step: Any) -> PathError:
-    return PathError(f"Cannot index {_kind(container)} with {_show(step)}")
+    return PathError(f"Cannot index {json_type(container)} with {_show(step)}")
 
 
 def set_paths(root: Any, paths: Sequence[Path], values: Sequence[Any], *, copy: bool) -> Any:

@@ -20,13 +20,15 @@ from typing import Any, Union
 
 import msgspec
 
+from workload_map._jsontype import json_type
+from workload_map.errors import WorkloadMapError
 from workload_map.model.types import API_VERSION, KIND, Karta
 from workload_map.model.yamlio import Document, DocumentError, iter_files, parse_documents, read_documents
 
 DefinitionSource = Union[str, Path, Mapping[str, Any], Karta, Iterable[Any]]
 
 
-class DefinitionError(ValueError):
+class DefinitionError(WorkloadMapError, ValueError):
     """A definition that cannot be loaded: where it came from, the YAML field path, and what to do.
 
     `unreadable` is True when the source itself could not be read or parsed as YAML/JSON (no definition in it
@@ -402,13 +404,15 @@ def _unwrap_optional(tp: Any) -> Any:
     return tp
 
 
+_YAML_TYPE_WORDS = {
+    "array": "a list",
+    "string": "a string",
+    "boolean": "a boolean",
+    "number": "a number",
+    "null": "null",
+}
+
+
 def _json_type(value: Any) -> str:
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return type(value).__name__
+    """A value's type in the words of a YAML document (`a list`, ...); the Python type name of anything else."""
+    return _YAML_TYPE_WORDS.get(json_type(value), type(value).__name__)

@@ -18,6 +18,8 @@ from typing import Any, ClassVar
 
 import yaml
 
+from workload_map.errors import WorkloadMapError
+
 try:
     _BaseLoader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
@@ -55,7 +57,7 @@ MAX_INPUT_BYTES = 64 * 1024 * 1024
 MAX_EXPANDED_NODES = 5_000_000
 
 
-class DocumentError(ValueError):
+class DocumentError(WorkloadMapError, ValueError):
     """A source that cannot be read as YAML/JSON documents."""
 
     def __init__(self, source: str, message: str) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workload_map.errors import WorkloadMapError
 from workload_map.jq import Document, EvaluationPolicy, JqError
 from workload_map.jq.fastpath import compile_fast
 from workload_map.model import ComponentInstanceSelector, ComponentTypeSelector, ReplicaSelector
@@ -29,7 +30,7 @@ __all__ = [
 ]
 
 
-class SelectorError(ValueError):
+class SelectorError(WorkloadMapError, ValueError):
     """A pod selector could not be evaluated on a pod: a jq error, or not exactly one usable output.
 
     `.path` is the expression, `.reason` the bare cause (`expected single query result, got 2`).

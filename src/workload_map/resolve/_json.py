@@ -16,10 +16,12 @@ from typing import Any
 
 import msgspec
 
+from workload_map.errors import WorkloadMapError
+
 Path = Sequence[str | int]
 
 
-class NotJSONError(ValueError):
+class NotJSONError(WorkloadMapError, ValueError):
     """A value that has no JSON form (a set, an object, a non-string key that cannot be named)."""
 
     def __init__(self, where: str, value: Any) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from workload_map._jsontype import json_type_phrase
+from workload_map.errors import WorkloadMapError
 from workload_map.resolve._json import fast_copy, jq_json
 from workload_map.resolve.results import ValueKind
 
@@ -18,7 +20,7 @@ INT32_MAX = 2**31 - 1
 _DECIMAL = re.compile(r"[+-]?[0-9]+\Z")  # what Go's strconv.ParseInt(s, 10, 32) accepts
 
 
-class DecodeError(ValueError):
+class DecodeError(WorkloadMapError, ValueError):
     """An output that does not have the type its field promises."""
 
 
@@ -28,23 +30,9 @@ def show(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
 def _wrong(index: int, value: Any, wanted: str) -> DecodeError:
     return DecodeError(
-        f"failed to convert object at index {index} to type {wanted}: got {_type_name(value)} ({show(value)})"
+        f"failed to convert object at index {index} to type {wanted}: got {json_type_phrase(value)} ({show(value)})"
     )
 
 
@@ -83,7 +71,7 @@ def decode_string_map(index: int, value: Any) -> dict[str, str] | None:
         if not isinstance(item, str):
             raise DecodeError(
                 f"failed to convert object at index {index} to type map of strings: "
-                f"the value of {key!r} is {_type_name(item)} ({show(item)}), not a string"
+                f"the value of {key!r} is {json_type_phrase(item)} ({show(item)}), not a string"
             )
     return dict(value) if value else None
 
@@ -98,7 +86,7 @@ def decode_object_list(index: int, value: Any, wanted: str = "array of objects")
         if not isinstance(item, dict):
             raise DecodeError(
                 f"failed to convert object at index {index} to type {wanted}: "
-                f"item {position} is {_type_name(item)} ({show(item)})"
+                f"item {position} is {json_type_phrase(item)} ({show(item)})"
             )
     return fast_copy(value) if value else None
 
@@ -135,7 +123,7 @@ def decode_replicas(index: int, value: Any) -> int | None:
             raise DecodeError(f"output {index} is the string {show(value)}, not a base-10 integer")
         number = int(value, 10)
     else:
-        raise DecodeError(f"output {index} is {_type_name(value)} ({show(value)}), not a replica count")
+        raise DecodeError(f"output {index} is {json_type_phrase(value)} ({show(value)}), not a replica count")
     if not INT32_MIN <= number <= INT32_MAX:
         raise DecodeError(f"output {index} is {show(value)}, outside the int32 range of a replica count")
     return number

@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from workload_map.errors import WorkloadMapError
 
-class ResolveError(Exception):
+
+class ResolveError(WorkloadMapError):
     """Base of every error raised while resolving a workload through its definition."""
 
 

@@ -13,6 +13,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Final, TypeGuard
 
+from workload_map.errors import WorkloadMapError
 from workload_map.resources.quantity import NANO, QuantityError, parse_nanos
 
 __all__ = [
@@ -43,7 +44,7 @@ _OVERCOMMITTABLE_POD_LEVEL: Final = ("cpu", "memory")
 _NanoList = dict[str, int]
 
 
-class ResourceSpecError(ValueError):
+class ResourceSpecError(WorkloadMapError, ValueError):
     """A container, pod spec or fragmented spec whose resource fields have the wrong shape."""
 
 

@@ -16,6 +16,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Final, Literal
 
+from workload_map.errors import WorkloadMapError
+
 __all__ = [
     "NANO",
     "Format",
@@ -69,7 +71,7 @@ _HINT: Final = "write a number with an optional suffix, e.g. 500m, 2, 1.5Gi, 1e3
 _SUFFIX_HINT: Final = "use n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei or e<exponent>"
 
 
-class QuantityError(ValueError):
+class QuantityError(WorkloadMapError, ValueError):
     """A value that is not a Kubernetes quantity.
 
     ``str(error)`` is one line: ``[<field>: ]invalid quantity "<value>": <what to do>``.

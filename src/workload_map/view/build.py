@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from workload_map.model import UNDEFINED
 from workload_map.pods.attribution import AttributedPod, Attribution
 from workload_map.resolve import Resolution, ResolvedComponent, ResolvedInstance, Scale
 from workload_map.resolve.replicas import desired_replicas
@@ -29,8 +30,6 @@ from workload_map.view.podstatus import pod_node, pod_phase, pod_ready, pod_reas
 from workload_map.view.types import ComponentView, PodView, Replicas, Resources, WorkloadView
 
 __all__ = ["build_view"]
-
-UNDEFINED = "Undefined"
 
 
 @dataclass(slots=True)
