@@ -20,7 +20,7 @@ from workload_map.gang import (
     plan,
     subtree_scale,
 )
-from workload_map.gang.plan import canonical_path
+from workload_map.gang.keys import canonical_path
 from workload_map.resolve import Workload
 
 CATALOG_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "catalog"

@@ -34,17 +34,7 @@ from workload_map.gang.exports import (
     to_workload_api,
 )
 from workload_map.gang.names import is_dns1123_label, is_dns1123_subdomain, to_dns1123_label
-from workload_map.gang.plan import (
-    SCHEMA_VERSION,
-    Gang,
-    GangPlan,
-    GangRole,
-    PodMembership,
-    SubGroupPlan,
-    Topology,
-    format_resources,
-    plan,
-)
+from workload_map.gang.plan import plan
 from workload_map.gang.scale import desired_replicas, eff_min, role_counts, subtree_scale
 from workload_map.gang.summary import (
     Candidate,
@@ -56,6 +46,16 @@ from workload_map.gang.summary import (
     pod_group_keys,
     pod_grouping,
     prioritize,
+)
+from workload_map.gang.types import (
+    SCHEMA_VERSION,
+    Gang,
+    GangPlan,
+    GangRole,
+    PodMembership,
+    SubGroupPlan,
+    Topology,
+    format_resources,
 )
 
 __all__ = [

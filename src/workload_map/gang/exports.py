@@ -24,7 +24,7 @@ from typing import Any, Final, Literal, get_args
 
 from workload_map.gang.errors import ExportError
 from workload_map.gang.names import join_name
-from workload_map.gang.plan import Gang, GangPlan, GangRole, Topology, format_resources
+from workload_map.gang.types import Gang, GangPlan, GangRole, Topology, format_resources
 
 __all__ = [
     "COSCHEDULING_API_VERSION",
