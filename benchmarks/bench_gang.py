@@ -7,10 +7,10 @@ The scenarios (pods labelled as their controllers label them, resolved through t
 * **LeaderWorkerSet, 1,000 pods**: 125 groups of 8 (a leader and 7 workers): 125 gangs, one per group.
 
 Rows:
-* `plan(workload, pods)` per pod, against `json.loads` of the same pods' JSON text (what the cluster layer pays to
+* `plan(resolution, pods)` per pod, against `json.loads` of the same pods' JSON text (what the cluster layer pays to
   decode them anyway). Each pod's leaf component, member (candidates and filters), group keys and gang are worked
   out; the `Workload` is built and resolved beforehand (set-up, reported in its own row).
-* `plan(workload)` from the spec alone (no pods), against `json.loads` of the workload's own JSON text.
+* `plan(resolution)` from the spec alone (no pods), against `json.loads` of the workload's own JSON text.
 * `export(plan, "kai")` of the LWS plan (125 PodGroups), per PodGroup, against `json.loads` of the PodGroups' JSON.
 
 Run alone: ``python benchmarks/bench_gang.py``.
@@ -150,7 +150,7 @@ def rows() -> list[dict[str, Any]]:
         workload = _workload(obj)
         setup = time.perf_counter() - started
 
-        gang_plan = plan(workload, pods)
+        gang_plan = plan(workload.resolve(), pods)
         assert [gang.min_member for gang in gang_plan.gangs] == expected
         assert not gang_plan.unplaced and sum(len(gang.pods) for gang in gang_plan.gangs) == n
 
@@ -171,7 +171,7 @@ def rows() -> list[dict[str, Any]]:
         out.append(_row(f"plan from the spec, {label} (vs json.loads of the workload)", offline, obj_loads, None, "us"))
         out.append(_row(f"set-up: Workload + resolve of the {label} (not timed above)", setup * 1e3, None, None, "ms"))
         if label == "LeaderWorkerSet":
-            offline_plan = plan(workload)
+            offline_plan = plan(workload.resolve())
             manifests = export(offline_plan, "kai")
             count = len(manifests)
             manifests_text = json.dumps(manifests)

@@ -62,7 +62,7 @@ def _create(api_server: ApiServer, kube: httpx.Client, manifest: dict[str, Any],
 def test_the_api_server_accepts_every_export(
     api_server: ApiServer, kube: httpx.Client, namespace: str, fixture: str, fmt: str
 ) -> None:
-    manifests = export(plan(workload(fixture)), fmt, queue="research", priority_class="batch", priority=100)
+    manifests = export(plan(workload(fixture).resolve()), fmt, queue="research", priority_class="batch", priority=100)
     assert manifests
     for manifest in manifests:
         _create(api_server, kube, manifest, namespace)
@@ -70,7 +70,7 @@ def test_the_api_server_accepts_every_export(
 
 def test_the_kai_crd_enforces_the_published_rules(api_server: ApiServer, kube: httpx.Client, namespace: str) -> None:
     """The test CRD is not a rubber stamp: what KAI's types forbid is refused."""
-    (pod_group,) = export(plan(workload("inferencegraph")), "kai")
+    (pod_group,) = export(plan(workload("inferencegraph").resolve()), "kai")
     path = api_server.resource_path(kube, pod_group["apiVersion"], "PodGroup", namespace)
     both = copy.deepcopy(pod_group)
     both["metadata"]["namespace"] = namespace
@@ -85,7 +85,7 @@ def test_the_kai_crd_enforces_the_published_rules(api_server: ApiServer, kube: h
 def test_the_kueue_crd_enforces_min_count_and_priority(
     api_server: ApiServer, kube: httpx.Client, namespace: str
 ) -> None:
-    (workload_object,) = export(plan(workload("pytorchjob")), "kueue")
+    (workload_object,) = export(plan(workload("pytorchjob").resolve()), "kueue")
     path = api_server.resource_path(kube, workload_object["apiVersion"], "Workload", namespace)
     too_many = copy.deepcopy(workload_object)
     too_many["metadata"]["namespace"] = namespace
@@ -113,7 +113,7 @@ def test_the_workload_api_accepts_the_v1alpha2_export(
     api_server: ApiServer, kube: httpx.Client, namespace: str
 ) -> None:
     for fixture in FIXTURES:
-        manifests = export(plan(workload(fixture)), "workload")
+        manifests = export(plan(workload(fixture).resolve()), "workload")
         assert {manifest["kind"] for manifest in manifests} == {"Workload", "PodGroup"}
         for manifest in manifests:
             _create(api_server, kube, manifest, namespace)
@@ -122,7 +122,7 @@ def test_the_workload_api_accepts_the_v1alpha2_export(
 def test_a_topology_level_is_stored_as_the_pod_groups_topology_key(
     api_server: ApiServer, kube: httpx.Client, namespace: str
 ) -> None:
-    manifests = export(plan(workload("inferencegraph")), "workload")
+    manifests = export(plan(workload("inferencegraph").resolve()), "workload")
     stored = [_create(api_server, kube, manifest, namespace) for manifest in manifests]
     templates = stored[0]["spec"]["podGroupTemplates"]
     assert {template["schedulingConstraints"]["topology"][0]["key"] for template in templates} == {
@@ -133,7 +133,7 @@ def test_a_topology_level_is_stored_as_the_pod_groups_topology_key(
 def test_pods_link_to_their_pod_group_through_the_scheduling_group_field(
     api_server: ApiServer, kube: httpx.Client, namespace: str
 ) -> None:
-    gang_plan = plan(workload("jobset"))
+    gang_plan = plan(workload("jobset").resolve())
     for manifest in export(gang_plan, "workload"):
         _create(api_server, kube, manifest, namespace)
     path = api_server.resource_path(kube, "v1", "Pod", namespace)

@@ -39,7 +39,7 @@ def _offline_plan(fixture: str) -> dict[str, Any]:
     chains = OwnerChains(owners, pods=pods)
     owned = [pod for pod in pods if chains.owned_by(pod, workload["metadata"]["uid"])]
     owned.sort(key=lambda pod: pod["metadata"]["name"])  # the order a LIST returns them in
-    return plan(Workload(resolved.karta, workload), owned).to_dict()
+    return plan(Workload(resolved.karta, workload).resolve(), owned).to_dict()
 
 
 @pytest.mark.parametrize("fixture", GANG_FIXTURES)

@@ -54,13 +54,13 @@ def gangs_in(manifests: list[dict[str, Any]], fmt: str) -> list[tuple[str, int]]
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("fixture", sorted(ACCEPTANCE))
 def test_acceptance_gangs_and_min_members_in_every_format(fixture: str, fmt: str) -> None:
-    manifests = export(plan(workload(fixture)), fmt)
+    manifests = export(plan(workload(fixture).resolve()), fmt)
     assert gangs_in(manifests, fmt) == ACCEPTANCE[fixture]
 
 
 @pytest.mark.parametrize("fixture", sorted(ACCEPTANCE))
 def test_acceptance_in_the_workload_api_v1alpha1(fixture: str) -> None:
-    gang_plan = plan(workload(fixture))
+    gang_plan = plan(workload(fixture).resolve())
     (workload_object,) = to_workload_api(gang_plan, api_version="scheduling.k8s.io/v1alpha1")
     minimum = {group["name"]: group["policy"]["gang"]["minCount"] for group in workload_object["spec"]["podGroups"]}
     seen = []
@@ -78,7 +78,7 @@ def test_acceptance_in_the_workload_api_v1alpha1(fixture: str) -> None:
 
 @pytest.mark.parametrize("fixture", sorted(ACCEPTANCE))
 def test_v1alpha2_pods_name_their_own_pod_group_and_each_pod_group_its_template(fixture: str) -> None:
-    gang_plan = plan(workload(fixture))
+    gang_plan = plan(workload(fixture).resolve())
     manifests = to_workload_api(gang_plan)
     groups = {manifest["metadata"]["name"]: manifest for manifest in manifests if manifest["kind"] == "PodGroup"}
     for gang in gang_plan.gangs:
@@ -89,12 +89,12 @@ def test_v1alpha2_pods_name_their_own_pod_group_and_each_pod_group_its_template(
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_native_sub_groups_in_every_format(fmt: str) -> None:
-    manifests = export(plan(workload("inferencegraph")), fmt)
+    manifests = export(plan(workload("inferencegraph").resolve()), fmt)
     assert gangs_in(manifests, fmt) == [("chat-graph", 6)]
 
 
 def test_kai_native_export_has_sub_groups_and_min_sub_group_instead_of_min_member() -> None:
-    (pod_group,) = export(plan(workload("inferencegraph")), "kai", queue="inference", priority_class="high")
+    (pod_group,) = export(plan(workload("inferencegraph").resolve()), "kai", queue="inference", priority_class="high")
     assert pod_group["apiVersion"] == "scheduling.run.ai/v2alpha2"
     spec = pod_group["spec"]
     assert "minMember" not in spec
@@ -115,7 +115,7 @@ def test_kai_native_export_has_sub_groups_and_min_sub_group_instead_of_min_membe
 
 
 def test_kai_pod_groups_belong_to_the_workload() -> None:
-    (pod_group,) = export(plan(workload("pytorchjob")), "kai")
+    (pod_group,) = export(plan(workload("pytorchjob").resolve()), "kai")
     metadata = pod_group["metadata"]
     assert metadata["namespace"] == "research"
     assert metadata["ownerReferences"] == [
@@ -133,12 +133,12 @@ def test_a_gang_with_nothing_to_wait_for_leaves_kais_min_member_unset() -> None:
     value = obj("pytorchjob")
     value["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = 0
     value["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = 0
-    (pod_group,) = export(plan(workload("pytorchjob", value)), "kai")
+    (pod_group,) = export(plan(workload("pytorchjob", value).resolve()), "kai")
     assert "minMember" not in pod_group["spec"]
 
 
 def test_volcano_has_task_minimums_resources_queue_and_priority() -> None:
-    (pod_group,) = export(plan(workload("pytorchjob")), "volcano", queue="research", priority_class="batch")
+    (pod_group,) = export(plan(workload("pytorchjob").resolve()), "volcano", queue="research", priority_class="batch")
     assert pod_group["apiVersion"] == "scheduling.volcano.sh/v1beta1"
     assert pod_group["spec"] == {
         "minMember": 5,
@@ -150,12 +150,12 @@ def test_volcano_has_task_minimums_resources_queue_and_priority() -> None:
 
 
 def test_volcano_tasks_of_a_native_gang_are_its_sub_groups() -> None:
-    (pod_group,) = export(plan(workload("inferencegraph")), "volcano")
+    (pod_group,) = export(plan(workload("inferencegraph").resolve()), "volcano")
     assert pod_group["spec"]["minTaskMember"] == {"prefill": 2, "decode": 4}
 
 
 def test_coscheduling_has_min_member_resources_and_timeout_and_pods_join_by_label() -> None:
-    gang_plan = plan(workload("leaderworkerset"))
+    gang_plan = plan(workload("leaderworkerset").resolve())
     first, _ = export(gang_plan, "coscheduling", schedule_timeout_seconds=120, queue="ignored")
     assert first["apiVersion"] == "scheduling.x-k8s.io/v1alpha1"
     assert first["spec"] == {
@@ -167,7 +167,7 @@ def test_coscheduling_has_min_member_resources_and_timeout_and_pods_join_by_labe
 
 
 def test_kueue_pod_sets_count_the_pods_of_each_role_with_their_template() -> None:
-    (kueue_workload,) = to_kueue(plan(workload("pytorchjob")), queue="team-a")
+    (kueue_workload,) = to_kueue(plan(workload("pytorchjob").resolve()), queue="team-a")
     assert kueue_workload["apiVersion"] == "kueue.x-k8s.io/v1beta1"
     spec = kueue_workload["spec"]
     assert spec["queueName"] == "team-a"
@@ -180,7 +180,7 @@ def test_kueue_pod_sets_count_the_pods_of_each_role_with_their_template() -> Non
 def test_kueue_partial_admission_goes_on_one_pod_set_only() -> None:
     value = obj("pytorchjob")
     value["spec"]["elasticPolicy"] = {"minReplicas": 2}
-    (gang,) = plan(workload("pytorchjob", value)).gangs
+    (gang,) = plan(workload("pytorchjob", value).resolve()).gangs
     pod_sets = kueue_pod_sets(gang)
     assert [(pod_set["name"], pod_set["count"], pod_set.get("minCount")) for pod_set in pod_sets] == [
         ("master", 1, None),
@@ -189,7 +189,7 @@ def test_kueue_partial_admission_goes_on_one_pod_set_only() -> None:
 
 
 def test_kueue_priority_class_needs_the_priority_value_else_it_goes_on_the_templates() -> None:
-    gang_plan = plan(workload("jobset"))
+    gang_plan = plan(workload("jobset").resolve())
     with_value = to_kueue(gang_plan, priority_class="high", priority=1000)[0]["spec"]
     assert (with_value["priorityClassName"], with_value["priority"]) == ("high", 1000)
     assert with_value["priorityClassSource"] == "scheduling.k8s.io/priorityclass"
@@ -199,7 +199,7 @@ def test_kueue_priority_class_needs_the_priority_value_else_it_goes_on_the_templ
 
 
 def test_kueue_topology_request_comes_from_the_native_topology() -> None:
-    (kueue_workload,) = to_kueue(plan(workload("inferencegraph")))
+    (kueue_workload,) = to_kueue(plan(workload("inferencegraph").resolve()))
     requests = {pod_set["name"]: pod_set.get("topologyRequest") for pod_set in kueue_workload["spec"]["podSets"]}
     assert requests == {
         "prefill": {"preferred": "nvidia.com/gpu-clique"},
@@ -212,7 +212,7 @@ def test_kueue_refuses_more_than_eight_pod_sets() -> None:
     template = value["spec"]["replicatedJobs"][0]
     value["spec"]["replicatedJobs"] = [{**copy.deepcopy(template), "name": f"job-{index}"} for index in range(9)]
     definition = workload("jobset").definition
-    gang_plan = plan(Workload(definition, value))
+    gang_plan = plan(Workload(definition, value).resolve())
     merged = GangPlan(
         workload=gang_plan.workload,
         uid=gang_plan.uid,
@@ -234,7 +234,7 @@ def test_kueue_refuses_more_than_eight_pod_sets() -> None:
 
 
 def test_workload_api_v1alpha2_has_templates_and_one_pod_group_per_gang() -> None:
-    manifests = to_workload_api(plan(workload("leaderworkerset")))
+    manifests = to_workload_api(plan(workload("leaderworkerset").resolve()))
     workload_object, *groups = manifests
     assert workload_object["apiVersion"] == "scheduling.k8s.io/v1alpha2"
     assert workload_object["spec"]["controllerRef"] == {
@@ -251,25 +251,25 @@ def test_workload_api_v1alpha2_has_templates_and_one_pod_group_per_gang() -> Non
 
 
 def test_workload_api_topology_uses_the_required_level_as_topology_key() -> None:
-    workload_object = to_workload_api(plan(workload("inferencegraph")))[0]
+    workload_object = to_workload_api(plan(workload("inferencegraph").resolve()))[0]
     (template,) = workload_object["spec"]["podGroupTemplates"]
     assert template["schedulingConstraints"] == {"topology": [{"key": "topology.kubernetes.io/zone"}]}
 
 
 def test_workload_api_version_must_be_one_we_write() -> None:
     with pytest.raises(ExportError, match="unsupported Workload API version"):
-        to_workload_api(plan(workload("jobset")), api_version="scheduling.k8s.io/v1beta1")
+        to_workload_api(plan(workload("jobset").resolve()), api_version="scheduling.k8s.io/v1beta1")
 
 
 def test_unknown_format_is_an_error_listing_the_formats() -> None:
     with pytest.raises(ExportError, match="kai, volcano, coscheduling, kueue, workload"):
-        export(plan(workload("jobset")), "yunikorn")
+        export(plan(workload("jobset").resolve()), "yunikorn")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_exported_name_is_a_valid_kubernetes_name(fmt: str) -> None:
     for fixture in (*ACCEPTANCE, "inferencegraph"):
-        for manifest in export(plan(workload(fixture)), fmt):
+        for manifest in export(plan(workload(fixture).resolve()), fmt):
             name = manifest["metadata"]["name"]
             assert is_dns1123_subdomain(name) and len(name) <= 63
             for pod_set in manifest["spec"].get("podSets", []):
@@ -279,7 +279,7 @@ def test_every_exported_name_is_a_valid_kubernetes_name(fmt: str) -> None:
 
 
 def test_pods_join_kai_and_volcano_gangs_by_annotation() -> None:
-    gang_plan = plan(workload("inferencegraph"))
+    gang_plan = plan(workload("inferencegraph").resolve())
     kai = pod_join(gang_plan, "chat-graph", "kai", sub_group="prefill", queue="inference")
     assert kai == {
         "labels": {"kai.scheduler/subgroup-name": "prefill", "kai.scheduler/queue": "inference"},

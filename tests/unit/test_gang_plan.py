@@ -43,7 +43,7 @@ def summary_of(gang_plan: Any) -> list[tuple[str, int]]:
 
 
 def test_pytorchjob_with_one_master_and_four_workers_is_one_gang_of_five() -> None:
-    gang_plan = plan(workload("pytorchjob"))
+    gang_plan = plan(workload("pytorchjob").resolve())
     assert summary_of(gang_plan) == [("mnist-ddp", 5)]
     (gang,) = gang_plan.gangs
     assert gang.members == ("pytorchjob",)
@@ -52,13 +52,13 @@ def test_pytorchjob_with_one_master_and_four_workers_is_one_gang_of_five() -> No
 
 
 def test_jobset_has_one_gang_per_replicated_job_of_replicas_times_parallelism() -> None:
-    gang_plan = plan(workload("jobset"))
+    gang_plan = plan(workload("jobset").resolve())
     assert summary_of(gang_plan) == [("train-driver", 1), ("train-workers", 8)]
     assert [gang.instance for gang in gang_plan.gangs] == ["driver", "workers"]
 
 
 def test_lws_has_one_gang_per_group_with_a_leader_and_its_workers() -> None:
-    gang_plan = plan(workload("leaderworkerset"))
+    gang_plan = plan(workload("leaderworkerset").resolve())
     assert summary_of(gang_plan) == [("llm-0", 4), ("llm-1", 4)]
     assert [gang.replica for gang in gang_plan.gangs] == ["0", "1"]
     assert [(role.component, role.min_count) for role in gang_plan.gangs[0].roles] == [("leader", 1), ("worker", 3)]
@@ -67,24 +67,24 @@ def test_lws_has_one_gang_per_group_with_a_leader_and_its_workers() -> None:
 def test_lws_gangs_count_one_replica_of_the_group_where_upstreams_formula_counts_all() -> None:
     lws = workload("leaderworkerset")
     # upstream's CalculateSubtreeScale on the member multiplies by the group's replicas: 2 x (1 + 3)
-    assert subtree_scale(lws, "group") == 8
-    assert {gang.min_member for gang in plan(lws).gangs} == {4}
+    assert subtree_scale(lws.resolve(), "group") == 8
+    assert {gang.min_member for gang in plan(lws.resolve()).gangs} == {4}
 
 
 def test_more_lws_replicas_mean_more_gangs_of_the_same_size() -> None:
     value = obj("leaderworkerset")
     value["spec"]["replicas"] = 3
     value["spec"]["leaderWorkerTemplate"]["size"] = 2
-    gang_plan = plan(workload("leaderworkerset", value))
+    gang_plan = plan(workload("leaderworkerset", value).resolve())
     assert summary_of(gang_plan) == [("llm-0", 2), ("llm-1", 2), ("llm-2", 2)]
 
 
 def test_an_upstream_style_lws_definition_comes_out_with_totals_per_group() -> None:
     lws = Workload(definition_file("upstream-lws.karta.yaml"), obj("leaderworkerset"))
-    gang_plan = plan(lws)
+    gang_plan = plan(lws.resolve())
     # group replicas read as the size (4), children as totals over all groups (2 leaders + 6 workers)
     assert summary_of(gang_plan) == [("llm-0", 8), ("llm-1", 8), ("llm-2", 8), ("llm-3", 8)]
-    assert subtree_scale(lws, "group") == 32  # what upstream's KAI path would ask per PodGroup
+    assert subtree_scale(lws.resolve(), "group") == 32  # what upstream's KAI path would ask per PodGroup
 
 
 def test_members_below_the_replicated_component_count_one_replica_of_it() -> None:
@@ -107,7 +107,7 @@ def test_members_below_the_replicated_component_count_one_replica_of_it() -> Non
 """,
         "        - componentName: leader\n" + keys + "        - componentName: worker\n" + keys,
     )
-    gang_plan = plan(Workload(karta_from_text(text), obj("leaderworkerset")), pods("leaderworkerset"))
+    gang_plan = plan(Workload(karta_from_text(text), obj("leaderworkerset")).resolve(), pods("leaderworkerset"))
     assert summary_of(gang_plan) == [("llm-0", 4), ("llm-1", 4)]
     assert [gang.members for gang in gang_plan.gangs] == [("leader", "worker")] * 2
     assert [len(gang.pods) for gang in gang_plan.gangs] == [4, 4]
@@ -117,7 +117,7 @@ def test_members_below_the_replicated_component_count_one_replica_of_it() -> Non
 
 
 def test_min_resources_are_min_member_times_each_roles_requests() -> None:
-    (gang,) = plan(workload("pytorchjob")).gangs
+    (gang,) = plan(workload("pytorchjob").resolve()).gangs
     master, worker = gang.roles
     assert master.requests is not None and worker.requests is not None
     assert {name: str(value) for name, value in master.requests.items()} == {
@@ -131,7 +131,7 @@ def test_min_resources_are_min_member_times_each_roles_requests() -> None:
 def test_elastic_workers_lower_the_min_member_but_not_the_count() -> None:
     value = obj("pytorchjob")
     value["spec"]["elasticPolicy"] = {"minReplicas": 2, "maxReplicas": 8}
-    (gang,) = plan(workload("pytorchjob", value)).gangs
+    (gang,) = plan(workload("pytorchjob", value).resolve()).gangs
     assert (gang.min_member, gang.count) == (3, 5)
     worker = gang.roles[1]
     assert (worker.min_count, worker.count) == (2, 4)
@@ -141,7 +141,7 @@ def test_elastic_workers_lower_the_min_member_but_not_the_count() -> None:
 def test_a_job_without_master_gangs_its_workers_only() -> None:
     value = obj("pytorchjob")
     del value["spec"]["pytorchReplicaSpecs"]["Master"]
-    (gang,) = plan(workload("pytorchjob", value)).gangs
+    (gang,) = plan(workload("pytorchjob", value).resolve()).gangs
     assert gang.min_member == 4
     assert [role.component for role in gang.roles] == ["worker"]
 
@@ -149,7 +149,7 @@ def test_a_job_without_master_gangs_its_workers_only() -> None:
 def test_a_jobset_without_completions_uses_its_parallelism() -> None:
     value = obj("jobset")
     del value["spec"]["replicatedJobs"][1]["template"]["spec"]["completions"]
-    assert summary_of(plan(workload("jobset", value))) == [("train-driver", 1), ("train-workers", 8)]
+    assert summary_of(plan(workload("jobset", value).resolve())) == [("train-driver", 1), ("train-workers", 8)]
 
 
 # --- catalog definitions --------------------------------------------------------------------------------------
@@ -157,21 +157,21 @@ def test_a_jobset_without_completions_uses_its_parallelism() -> None:
 
 def test_grove_gangs_each_podcliqueset_replica() -> None:
     grove, grove_pods = catalog_workload("grove-io-podcliqueset-v1alpha1")
-    gang_plan = plan(grove)
+    gang_plan = plan(grove.resolve())
     assert [(gang.name, gang.replica) for gang in gang_plan.gangs] == [("disagg-0", "0")]
     # frontend 1 + decode minAvailable 1 + prefill scaling group minAvailable 1 x (pleader 1 + pworker 1)
     assert gang_plan.gangs[0].min_member == 4
     value = copy.deepcopy(grove.to_object())
     value["spec"]["replicas"] = 2
-    assert summary_of(plan(Workload(grove.definition, value))) == [("disagg-0", 4), ("disagg-1", 4)]
-    placed = plan(grove, grove_pods)
+    assert summary_of(plan(Workload(grove.definition, value).resolve())) == [("disagg-0", 4), ("disagg-1", 4)]
+    placed = plan(grove.resolve(), grove_pods)
     assert not placed.unplaced
     assert {pod.gang for pod in placed.pods} == {"disagg-0"}
 
 
 def test_dynamo_gangs_the_whole_graph_with_every_service_minimum() -> None:
     dynamo, _ = catalog_workload("nvidia-com-dynamographdeployment-v1beta1")
-    (gang,) = plan(dynamo).gangs
+    (gang,) = plan(dynamo.resolve()).gangs
     assert gang.instance is None
     assert gang.min_member == sum(role.min_count for role in gang.roles) == 3
     assert all(is_dns1123_label(role.name) for role in gang.roles)
@@ -179,7 +179,7 @@ def test_dynamo_gangs_the_whole_graph_with_every_service_minimum() -> None:
 
 def test_sandbox_agent_and_companion_share_one_gang() -> None:
     sandbox, sandbox_pods = catalog_workload("agents-x-k8s-io-sandbox-v1beta1")
-    gang_plan = plan(sandbox, sandbox_pods)
+    gang_plan = plan(sandbox.resolve(), sandbox_pods)
     (gang,) = gang_plan.gangs
     assert gang.members == ("agent", "companion")
     assert gang.min_member == 1
@@ -191,14 +191,14 @@ def test_a_definition_without_gang_instructions_is_refused_by_name() -> None:
     resolved = builtin_registry().for_object(deployment)
     assert resolved is not None
     with pytest.raises(NoGangInstructions, match=r"definition .apps-deployment-v1. has no .*gangScheduling"):
-        plan(Workload(resolved.karta, deployment))
+        plan(Workload(resolved.karta, deployment).resolve())
 
 
 # --- with pods ---------------------------------------------------------------------------------------------------
 
 
 def test_lws_pods_join_the_gang_of_their_group() -> None:
-    gang_plan = plan(workload("leaderworkerset"), pods("leaderworkerset"))
+    gang_plan = plan(workload("leaderworkerset").resolve(), pods("leaderworkerset"))
     assert [(gang.name, gang.pods) for gang in gang_plan.gangs] == [
         ("llm-0", ("llm-0", "llm-0-1", "llm-0-2", "llm-0-3")),
         ("llm-1", ("llm-1", "llm-1-1", "llm-1-2", "llm-1-3")),
@@ -215,13 +215,13 @@ def test_lws_pods_join_the_gang_of_their_group() -> None:
 
 
 def test_jobset_pods_join_the_gang_of_their_replicated_job() -> None:
-    gang_plan = plan(workload("jobset"), pods("jobset"))
+    gang_plan = plan(workload("jobset").resolve(), pods("jobset"))
     assert [(gang.name, len(gang.pods)) for gang in gang_plan.gangs] == [("train-driver", 1), ("train-workers", 8)]
     assert {pod.instance for pod in gang_plan.pods if pod.gang == "train-workers"} == {"workers"}
 
 
 def test_pytorchjob_pods_all_join_the_one_gang() -> None:
-    gang_plan = plan(workload("pytorchjob"), pods("pytorchjob"))
+    gang_plan = plan(workload("pytorchjob").resolve(), pods("pytorchjob"))
     assert [pod.component for pod in gang_plan.pods] == ["master", "worker", "worker", "worker", "worker"]
     assert {pod.gang for pod in gang_plan.pods} == {"mnist-ddp"}
     assert gang_plan.gangs[0].keys == ()
@@ -231,7 +231,7 @@ def test_a_pod_of_a_group_the_spec_no_longer_has_gets_its_own_gang() -> None:
     extra = copy.deepcopy(pods("leaderworkerset")[0])
     extra["metadata"]["name"] = "llm-2"
     extra["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/group-index"] = "2"
-    gang_plan = plan(workload("leaderworkerset"), [*pods("leaderworkerset"), extra])
+    gang_plan = plan(workload("leaderworkerset").resolve(), [*pods("leaderworkerset"), extra])
     assert summary_of(gang_plan) == [("llm-0", 4), ("llm-1", 4), ("llm-2", 4)]
     assert gang_plan.gang("llm-2").pods == ("llm-2",)
 
@@ -239,7 +239,7 @@ def test_a_pod_of_a_group_the_spec_no_longer_has_gets_its_own_gang() -> None:
 def test_a_pod_without_its_group_key_is_in_no_gang_and_says_why() -> None:
     broken = copy.deepcopy(pods("leaderworkerset")[1])
     del broken["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/group-index"]
-    gang_plan = plan(workload("leaderworkerset"), [broken])
+    gang_plan = plan(workload("leaderworkerset").resolve(), [broken])
     (unplaced,) = gang_plan.unplaced
     assert unplaced.gang is None
     assert unplaced.error is not None and "group-index" in unplaced.error and "query result is empty" in unplaced.error
@@ -263,7 +263,7 @@ def test_keys_that_split_one_gang_further_get_their_values_in_the_names() -> Non
         member["metadata"]["name"] = f"p{index}"
         member["metadata"]["labels"]["team"] = team
         members.append(member)
-    gang_plan = plan(Workload(definition, value), members)
+    gang_plan = plan(Workload(definition, value).resolve(), members)
     assert [gang.name for gang in gang_plan.gangs] == ["llm-0-blue", "llm-0-green"]
     assert [pod.gang for pod in gang_plan.pods] == ["llm-0-blue", "llm-0-green"]
 
@@ -272,7 +272,7 @@ def test_keys_that_split_one_gang_further_get_their_values_in_the_names() -> Non
 
 
 def test_native_pod_group_has_sub_groups_with_their_subtree_minimums() -> None:
-    gang_plan = plan(workload("inferencegraph"))
+    gang_plan = plan(workload("inferencegraph").resolve())
     assert gang_plan.format == "podGroup"
     (gang,) = gang_plan.gangs
     assert gang.name == "chat-graph"
@@ -294,7 +294,9 @@ def test_native_pods_are_listed_in_the_sub_group_their_selector_matches() -> Non
     def member(name: str, role: str) -> dict[str, Any]:
         return {"metadata": {"name": name, "namespace": "serving", "labels": {"serving.example.com/role": role}}}
 
-    gang_plan = plan(workload("inferencegraph"), [member("r", "router"), member("p", "prefill"), member("d", "decode")])
+    gang_plan = plan(
+        workload("inferencegraph").resolve(), [member("r", "router"), member("p", "prefill"), member("d", "decode")]
+    )
     (gang,) = gang_plan.gangs
     assert [(group.name, group.pods) for group in gang.sub_groups] == [("prefill", ("p",)), ("decode", ("d",))]
     assert [(pod.name, pod.gang, pod.sub_group) for pod in gang_plan.pods] == [
@@ -332,7 +334,7 @@ def test_nested_sub_groups_name_their_parent_and_only_top_level_ones_count() -> 
     nested = native_variant(
         "        subGroups:\n        - componentName: engines\n        - componentName: prefill", nested=True
     )
-    (gang,) = plan(nested).gangs
+    (gang,) = plan(nested.resolve()).gangs
     assert [(group.name, group.min_member, group.parent) for group in gang.sub_groups] == [
         ("engines", 6, None),
         ("prefill", 2, "engines"),
@@ -345,12 +347,12 @@ def test_a_sub_group_whose_pods_cannot_be_counted_is_an_error() -> None:
     value = obj("inferencegraph")
     value["spec"]["decode"]["replicas"] = 0
     with pytest.raises(MissingScaleError, match="component decode must expose a replica scale definition"):
-        plan(workload("inferencegraph", value))
+        plan(workload("inferencegraph", value).resolve())
 
 
 def test_an_unknown_sub_group_component_is_an_error() -> None:
     with pytest.raises(GangError, match="subgroup component ghost not found"):
-        plan(native_variant("        subGroups:\n        - componentName: ghost", validate=False))
+        plan(native_variant("        subGroups:\n        - componentName: ghost", validate=False).resolve())
 
 
 @pytest.mark.parametrize(
@@ -368,11 +370,15 @@ def test_an_unknown_sub_group_component_is_an_error() -> None:
 )
 def test_a_topology_without_name_or_level_is_an_error(topology: str, message: str) -> None:
     with pytest.raises(GangError, match=message):
-        plan(native_variant("        subGroups:\n        - componentName: decode", topology=topology, validate=False))
+        plan(
+            native_variant(
+                "        subGroups:\n        - componentName: decode", topology=topology, validate=False
+            ).resolve()
+        )
 
 
 def test_native_without_sub_groups_gangs_the_whole_subtree() -> None:
-    (gang,) = plan(native_variant("        subGroups: []")).gangs
+    (gang,) = plan(native_variant("        subGroups: []").resolve()).gangs
     assert gang.sub_groups == ()
     assert gang.min_sub_group is None
     assert gang.min_member == 1 + 2 + 4
@@ -384,14 +390,14 @@ def test_native_without_sub_groups_gangs_the_whole_subtree() -> None:
 def test_gang_names_are_lowercase_dns_labels_even_from_odd_instance_ids() -> None:
     value = obj("jobset")
     value["spec"]["replicatedJobs"][1]["name"] = "Workers_GPU"
-    names = [gang.name for gang in plan(workload("jobset", value)).gangs]
+    names = [gang.name for gang in plan(workload("jobset", value).resolve()).gangs]
     assert names == ["train-driver", "train-workers-gpu"]
 
 
 def test_long_gang_names_are_cut_to_63_characters_with_a_hash() -> None:
     value = obj("jobset")
     value["metadata"]["name"] = "a" * 60
-    names = [gang.name for gang in plan(workload("jobset", value)).gangs]
+    names = [gang.name for gang in plan(workload("jobset", value).resolve()).gangs]
     assert all(len(name) <= 63 and is_dns1123_label(name) for name in names)
     assert len(set(names)) == 2
 
@@ -419,7 +425,7 @@ def test_several_pod_group_definitions_put_their_names_in_the_gang_names() -> No
 """,
         "",
     )
-    gang_plan = plan(Workload(karta_from_text(text), obj("leaderworkerset")))
+    gang_plan = plan(Workload(karta_from_text(text), obj("leaderworkerset")).resolve())
     assert [gang.name for gang in gang_plan.gangs] == ["llm-leaders", "llm-workers"]
 
 
@@ -431,7 +437,7 @@ def test_jq_paths_compare_in_one_spelling() -> None:
 
 
 def test_the_plan_serialises_with_its_schema_version() -> None:
-    document = plan(workload("leaderworkerset"), pods("leaderworkerset")).to_dict()
+    document = plan(workload("leaderworkerset").resolve(), pods("leaderworkerset")).to_dict()
     assert document["schemaVersion"] == "workloadmap.io/gang/v1"
     assert document["workload"]["kind"] == "LeaderWorkerSet"
     assert document["gangs"][0]["minMember"] == 4

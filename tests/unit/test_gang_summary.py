@@ -227,22 +227,22 @@ def test_a_pod_no_leaf_selector_matches_is_an_error_naming_it() -> None:
 def test_instance_of_a_multi_instance_component_comes_from_the_pod() -> None:
     jobset = workload("jobset")
     query = PodQuerier(pod("w", {"jobset.sigs.k8s.io/replicatedjob-name": "workers"}))
-    assert infer_pod_component_instance(query, "replicatedjob", jobset) == "workers"
+    assert infer_pod_component_instance(query, "replicatedjob", jobset.resolve()) == "workers"
 
 
 def test_an_unknown_component_is_an_error() -> None:
     with pytest.raises(ComponentNotFound, match="ghost"):
-        infer_pod_component_instance(PodQuerier(pod()), "ghost", workload("jobset"))
+        infer_pod_component_instance(PodQuerier(pod()), "ghost", workload("jobset").resolve())
 
 
 def test_a_single_instance_component_has_no_instance() -> None:
-    assert infer_pod_component_instance(PodQuerier(role("worker")), "worker", workload("pytorchjob")) is None
+    assert infer_pod_component_instance(PodQuerier(role("worker")), "worker", workload("pytorchjob").resolve()) is None
 
 
 def test_a_pod_of_an_instance_the_spec_no_longer_has_is_an_error() -> None:
     query = PodQuerier(pod("w", {"jobset.sigs.k8s.io/replicatedjob-name": "evaluators"}))
     with pytest.raises(GangError, match='could not match instance id "evaluators"'):
-        infer_pod_component_instance(query, "replicatedjob", workload("jobset"))
+        infer_pod_component_instance(query, "replicatedjob", workload("jobset").resolve())
 
 
 def test_instance_ids_without_an_instance_selector_are_an_error() -> None:
@@ -255,12 +255,12 @@ def test_instance_ids_without_an_instance_selector_are_an_error() -> None:
     definition = replace(definition, spec=replace(definition.spec, structure_definition=structure))
     broken = Workload(definition, jobset.to_object(), validate=False)
     with pytest.raises(GangError, match="no instance selector provided but instance ids are not empty"):
-        infer_pod_component_instance(PodQuerier(pod()), "replicatedjob", broken)
+        infer_pod_component_instance(PodQuerier(pod()), "replicatedjob", broken.resolve())
 
 
 def test_a_component_without_a_pod_selector_has_no_instance() -> None:
     lws = workload("leaderworkerset")
-    assert infer_pod_component_instance(PodQuerier(pod()), "leaderworkerset", lws) is None
+    assert infer_pod_component_instance(PodQuerier(pod()), "leaderworkerset", lws.resolve()) is None
 
 
 # --- the effective component -------------------------------------------------------------------------------------

@@ -3,8 +3,8 @@ Kubernetes Workload API.
 
     from workload_map.gang import plan, export
 
-    gang_plan = plan(workload)                          # offline: gangs, min members, min resources
-    gang_plan = plan(workload, pods)                    # plus each pod's gang
+    gang_plan = plan(resolution)                        # offline: gangs, min members, min resources
+    gang_plan = plan(resolution, pods)                  # plus each pod's gang
     manifests = export(gang_plan, "kai", queue="research")
 
 Upstream's building blocks are here too: `StructureSummary`, `infer_pod_component`, `pod_grouping`,
@@ -35,7 +35,7 @@ from workload_map.gang.exports import (
 )
 from workload_map.gang.names import is_dns1123_label, is_dns1123_subdomain, to_dns1123_label
 from workload_map.gang.plan import plan
-from workload_map.gang.scale import desired_replicas, eff_min, role_counts, subtree_scale
+from workload_map.gang.scale import role_counts, subtree_scale
 from workload_map.gang.summary import (
     Candidate,
     Grouping,
@@ -78,8 +78,6 @@ __all__ = [
     "StructureSummary",
     "SubGroupPlan",
     "Topology",
-    "desired_replicas",
-    "eff_min",
     "export",
     "format_resources",
     "infer_pod_component",

@@ -12,11 +12,12 @@ from workload_map.gang.builder import Builder, add_counts, make_roles, min_resou
 from workload_map.gang.errors import GangError, InstanceIdError
 from workload_map.gang.keys import Keying, keying_of
 from workload_map.gang.names import join_name
-from workload_map.gang.scale import Role, desired_replicas
+from workload_map.gang.scale import Role
 from workload_map.gang.summary import infer_pod_component, infer_pod_component_instance, pod_group_keys, pod_grouping
 from workload_map.gang.types import Gang, GangRole, PodMembership
 from workload_map.pods import PodQuerier, ResourceList, SelectorError
 from workload_map.resolve import ComponentNotFound, ExtractionError
+from workload_map.resolve.replicas import desired_replicas
 
 __all__ = ["build"]
 
@@ -122,19 +123,19 @@ def build(
 def _slots(builder: Builder, keying: Keying) -> list[_Slot]:
     """The gangs a member has from the spec alone: one per instance when keyed per instance, one per replica when
     keyed per replica (from the replicated component's replica count), else one."""
-    workload = builder.workload
+    resolution = builder.resolution
     name = keying.member.component_name
     instances: list[str | None] = [None]
     if keying.instance_key is not None:
         try:
-            instances = list(workload.component(name).instance_ids)
+            instances = list(resolution.component(name).require_instance_ids())
         except ExtractionError as error:
             raise GangError(f"failed to get instance ids of component {name}: {error.message}") from error
     replicas: list[str | None] = [None]
     replicated = keying.replica_component
     if replicated is not None:
         try:
-            scales = workload.component(replicated).scales
+            scales = resolution.component(replicated).require_scales()
         except ExtractionError as error:
             raise GangError(f"failed to get scale of component {replicated}: {error.message}") from error
         if scales is None:
@@ -185,7 +186,7 @@ def _place_alpha(
 ) -> tuple[PodMembership, _Slot | None, tuple[str, ...] | None]:
     summary = builder.summary
     name, namespace = pod_identity(pod)
-    query = PodQuerier(pod, policy=builder.workload.policy)
+    query = PodQuerier(pod, policy=builder.resolution.policy)
     try:
         component = infer_pod_component(query, summary)
     except GangError as error:
@@ -193,7 +194,7 @@ def _place_alpha(
     instance: str | None = None
     problems: list[str] = []
     try:
-        instance = infer_pod_component_instance(query, component, builder.workload)
+        instance = infer_pod_component_instance(query, component, builder.resolution)
     except (GangError, ComponentNotFound) as error:
         problems.append(str(error))
     if instance is None and not problems:

@@ -10,19 +10,12 @@ from typing import Any
 from workload_map.gang.errors import GangError
 from workload_map.gang.keys import Keying
 from workload_map.gang.names import join_name
-from workload_map.gang.scale import Role, desired_replicas, eff_min, role_counts
+from workload_map.gang.scale import Role, role_counts
 from workload_map.gang.summary import StructureSummary
 from workload_map.gang.types import GangRole
-from workload_map.pods import (
-    QuantityError,
-    ResourceList,
-    ResourceSpecError,
-    add,
-    fragmented_requests,
-    pod_requests,
-    scale,
-)
-from workload_map.resolve import ExtractionError, Workload
+from workload_map.resolve import ExtractionError, Resolution
+from workload_map.resolve.replicas import desired_replicas, min_replicas
+from workload_map.resources import ResourceList, add, scale
 
 __all__ = ["Builder", "add_counts", "make_roles", "min_resources_of", "pod_identity"]
 
@@ -30,8 +23,8 @@ __all__ = ["Builder", "add_counts", "make_roles", "min_resources_of", "pod_ident
 class Builder:
     """Everything computed once per plan: role counts per slot, templates and requests per role."""
 
-    def __init__(self, workload: Workload, summary: StructureSummary) -> None:
-        self.workload = workload
+    def __init__(self, resolution: Resolution, summary: StructureSummary) -> None:
+        self.resolution = resolution
         self.summary = summary
         self.notes: list[str] = []
         self._roles: dict[Role, tuple[dict[str, Any] | None, ResourceList | None]] = {}
@@ -53,7 +46,7 @@ class Builder:
             if ancestor == one_replica:
                 continue
             try:
-                scales = self.workload.component(ancestor).scales
+                scales = self.resolution.component(ancestor).require_scales()
             except ExtractionError as error:
                 raise GangError(f"failed to get scale of component {ancestor}: {error.message}") from error
             own = sum(pick(value) for value in (scales or {}).values())
@@ -75,9 +68,9 @@ class Builder:
         in_subtree = one is not None and (one == name or one in self.summary.descendants(name))
         one_replica = (one,) if in_subtree and one is not None else ()
         results: list[dict[Role, int]] = []
-        for pick in (eff_min, desired_replicas):
+        for pick in (min_replicas, desired_replicas):
             counts = role_counts(
-                self.workload, self.summary, name, instance_id=instance, pick=pick, one_replica=one_replica
+                self.resolution, self.summary, name, instance_id=instance, pick=pick, one_replica=one_replica
             )
             factor = self.ancestor_factor(name, one, pick)
             results.append({role: count * factor for role, count in counts.items()})
@@ -93,75 +86,25 @@ class Builder:
             self._roles[role] = found
         return found
 
-    def _read_role(self, name: str, instance: str) -> tuple[dict[str, Any] | None, ResourceList | None]:
-        component = self.workload.component(name)
+    def _read_role(self, name: str, instance_id: str) -> tuple[dict[str, Any] | None, ResourceList | None]:
+        component = self.resolution.component(name)
         if not component.has_pod_definition:
             return None, None
-        where = f"component {name}" + (f" instance {instance}" if instance else "")
-        try:
-            template = _template(component, instance)
-        except ExtractionError as error:
-            self.note(f"{where}: no pod template ({error.message}); its requests are not counted")
+        where = f"component {name}" + (f" instance {instance_id}" if instance_id else "")
+        failure = component.pod_definition_error
+        if failure is not None:
+            self.note(f"{where}: no pod template ({failure.message}); its requests are not counted")
             return None, None
-        if template is None:
+        instance = component.instance(instance_id)
+        template = instance.pod_template if instance is not None else None
+        if instance is None or template is None:
             self.note(f"{where}: the spec has no pod template for this instance; its requests are not counted")
             return None, None
-        try:
-            fragments = component.fragmented_pod_specs
-            if fragments is not None and instance in fragments and component.pod_template_specs is None:
-                requests = fragmented_requests(fragments[instance].to_dict())
-            else:
-                spec = template.get("spec")
-                requests = pod_requests(spec if isinstance(spec, Mapping) else {})
-        except (QuantityError, ResourceSpecError, ExtractionError) as error:
-            self.note(f"{where}: cannot read resource requests ({error}); they are not counted")
-            return template, None
-        return template, requests
-
-
-def _template(component: Any, instance: str) -> dict[str, Any] | None:
-    """The pod template of one instance: the spec's PodTemplateSpec, or {metadata, spec} from podSpecPath +
-    metadataPath, or one built from a fragmented spec."""
-    templates = component.pod_template_specs
-    if templates is not None:
-        found = templates.get(instance)
-        return dict(found) if isinstance(found, dict) else None
-    specs = component.pod_specs
-    if specs is not None:
-        spec = specs.get(instance)
-        if spec is None:
-            return None
-        metadata = (component.pod_metadata or {}).get(instance) or {}
-        return {"metadata": metadata, "spec": spec}
-    fragments = component.fragmented_pod_specs
-    if fragments is not None and instance in fragments:
-        return _template_from_fragments(fragments[instance].to_dict())
-    return None
-
-
-def _template_from_fragments(fragment: Mapping[str, Any]) -> dict[str, Any]:
-    containers = [dict(container) for container in fragment.get("containers") or () if isinstance(container, dict)]
-    single = fragment.get("container")
-    if isinstance(single, dict):
-        containers.append(dict(single))
-    if not containers:
-        container: dict[str, Any] = {"name": "main"}
-        if fragment.get("image"):
-            container["image"] = fragment["image"]
-        containers.append(container)
-    if fragment.get("resources") and not any(container.get("resources") for container in containers):
-        containers[0]["resources"] = fragment["resources"]
-    if fragment.get("image") and not containers[0].get("image"):
-        containers[0]["image"] = fragment["image"]
-    spec: dict[str, Any] = {"containers": containers}
-    for key in ("schedulerName", "priorityClassName", "resourceClaims"):
-        if fragment.get(key):
-            spec[key] = fragment[key]
-    affinity = {key: fragment[key] for key in ("podAffinity", "nodeAffinity") if fragment.get(key)}
-    if affinity:
-        spec["affinity"] = affinity
-    metadata = {key: fragment[key] for key in ("labels", "annotations") if fragment.get(key)}
-    return {"metadata": metadata, "spec": spec}
+        requests = instance.requests
+        error = instance.requests_error
+        if error is not None:
+            self.note(f"{where}: {error.message}; they are not counted")
+        return dict(template), requests
 
 
 def _role_name(component: str, instance: str) -> str:

@@ -137,13 +137,13 @@ def _place_native(
 ) -> PodMembership:
     summary = builder.summary
     name, namespace = pod_identity(pod)
-    query = PodQuerier(pod, policy=builder.workload.policy)
+    query = PodQuerier(pod, policy=builder.resolution.policy)
     problems: list[str] = []
     component: str | None = None
     instance: str | None = None
     try:
         component = infer_pod_component(query, summary)
-        instance = infer_pod_component_instance(query, component, builder.workload)
+        instance = infer_pod_component_instance(query, component, builder.resolution)
         if instance is None:
             instance = ""
     except (GangError, ComponentNotFound) as error:

@@ -2,8 +2,8 @@
 
     from workload_map.gang import plan
 
-    gang_plan = plan(workload)                 # from the spec alone
-    gang_plan = plan(workload, pods)           # and the gang of each (already scoped) pod
+    gang_plan = plan(resolution)               # from the spec alone
+    gang_plan = plan(resolution, pods)         # and the gang of each (already scoped) pod
     for gang in gang_plan.gangs:
         print(gang.name, gang.min_member, gang.min_resources)
 
@@ -23,38 +23,37 @@ from workload_map.gang.errors import NoGangInstructions
 from workload_map.gang.scale import scale_mode
 from workload_map.gang.summary import StructureSummary
 from workload_map.gang.types import GangPlan
-from workload_map.resolve import InvalidObjectError, Workload
+from workload_map.resolve import Resolution
 
 __all__ = ["plan"]
 
 
 def plan(
-    workload: Workload,
+    resolution: Resolution,
     pods: Iterable[Mapping[str, Any]] | None = None,
     *,
     summary: StructureSummary | None = None,
 ) -> GangPlan:
-    """The gang plan of `workload`, from the spec alone or, with `pods`, with each pod's gang.
+    """The gang plan of a resolved workload, from the spec alone or, with `pods`, with each pod's gang.
 
     `pods` are taken as the workload's own (scope them first, e.g. with `workload_map.pods.attribute`). Raises
     `NoGangInstructions` when the definition has no gangScheduling, `GangError` for rules the definition breaks
     (a sub-group without scale, a bad topology, an unknown sub-group component).
     """
-    summary = summary or StructureSummary(workload.definition)
+    summary = summary or StructureSummary(resolution.karta)
     if summary.format is None:
-        raise NoGangInstructions(workload.definition.name)
-    builder = Builder(workload, summary)
-    ref = workload.object_ref
-    base = ref.name or workload.definition.name
-    uid = _uid(workload)
+        raise NoGangInstructions(resolution.definition)
+    builder = Builder(resolution, summary)
+    ref = resolution.object
+    base = ref.name or resolution.definition
     if summary.format == "podGroup":
         gangs, memberships = native.build(builder, base, pods)
     else:
         gangs, memberships = alpha.build(builder, base, pods)
     return GangPlan(
         workload=ref,
-        uid=uid,
-        definition=workload.definition.name,
+        uid=ref.uid,
+        definition=resolution.definition,
         format=summary.format,
         scale_mode=scale_mode(summary),
         gangs=tuple(gangs),
@@ -62,12 +61,3 @@ def plan(
         notes=tuple(builder.notes),
         with_pods=pods is not None,
     )
-
-
-def _uid(workload: Workload) -> str:
-    try:
-        metadata = workload.to_object().get("metadata") or {}
-    except InvalidObjectError:  # an object without name/kind still plans; it just has no uid
-        return ""
-    uid = metadata.get("uid") if isinstance(metadata, Mapping) else None
-    return uid if isinstance(uid, str) else ""

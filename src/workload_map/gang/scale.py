@@ -1,9 +1,10 @@
 """How many pods a component's subtree needs: upstream's CalculateSubtreeScale and the per-gang role counts.
 
-`subtree_scale(workload, component, instance_id=None)` is upstream's function (karta-spec §12.2), exactly:
+`subtree_scale(resolution, component, instance_id=None)` is upstream's function (karta-spec §12.2), exactly:
 
-* by-definition (any component has a scaleDefinition): `effMin = minReplicas if > 0 else replicas if > 0 else 0`
-  (maxReplicas is never used); own = effMin of the given instance at the subtree root, else the sum over the
+* by-definition (any component has a scaleDefinition): effMin (`resolve.replicas.min_replicas`: minReplicas if
+  > 0, else replicas if > 0, else 0; maxReplicas is never used); own = effMin of the given instance at the subtree
+  root, else the sum over the
   component's instances; a component with children returns `own x kids` (kids = sum over the children), `own`
   when kids is 0 and `kids` when own is 0. The instance id applies only at the subtree root.
 * by-leaves (no scaleDefinition anywhere): a leaf counts 1 (or its number of instances; 1 for a given id), a
@@ -20,12 +21,11 @@ from typing import Literal
 
 from workload_map.gang.errors import GangError, InstanceIdError
 from workload_map.gang.summary import StructureSummary
-from workload_map.resolve import ExtractionError, Scale, Workload
+from workload_map.resolve import ExtractionError, Resolution, Scale
+from workload_map.resolve.replicas import min_replicas
 
 __all__ = [
     "ScaleMode",
-    "desired_replicas",
-    "eff_min",
     "role_counts",
     "scale_mode",
     "subtree_scale",
@@ -36,48 +36,26 @@ Role = tuple[str, str]  # (component, instance id)
 Pick = Callable[[Scale], int]
 
 
-def eff_min(scale: Scale | None) -> int:
-    """minReplicas if > 0, else replicas if > 0, else 0 (upstream never uses maxReplicas)."""
-    if scale is None:
-        return 0
-    if scale.min_replicas is not None and scale.min_replicas > 0:
-        return scale.min_replicas
-    if scale.replicas is not None and scale.replicas > 0:
-        return scale.replicas
-    return 0
-
-
-def desired_replicas(scale: Scale | None) -> int:
-    """replicas if > 0, else minReplicas if > 0, else 0: how many pods the spec asks for (not the minimum)."""
-    if scale is None:
-        return 0
-    if scale.replicas is not None and scale.replicas > 0:
-        return scale.replicas
-    if scale.min_replicas is not None and scale.min_replicas > 0:
-        return scale.min_replicas
-    return 0
-
-
 def scale_mode(summary: StructureSummary) -> ScaleMode:
     return "by-definition" if summary.has_scale_definition else "by-leaves"
 
 
-def _scales(workload: Workload, name: str) -> dict[str, Scale] | None:
+def _scales(resolution: Resolution, name: str) -> dict[str, Scale] | None:
     try:
-        return workload.component(name).scales
+        return resolution.component(name).require_scales()
     except ExtractionError as error:
         raise GangError(f"failed to get scale of component {name}: {error.message}") from error
 
 
-def _ids(workload: Workload, name: str) -> list[str]:
+def _ids(resolution: Resolution, name: str) -> tuple[str, ...]:
     try:
-        return workload.component(name).instance_ids
+        return resolution.component(name).require_instance_ids()
     except ExtractionError as error:
         raise GangError(f"failed to get instance ids of component {name}: {error.message}") from error
 
 
 def subtree_scale(
-    workload: Workload,
+    resolution: Resolution,
     component: str,
     instance_id: str | None = None,
     *,
@@ -88,33 +66,34 @@ def subtree_scale(
     `instance_id` (only for the subtree root) must be non-empty and one of the component's instance ids
     (`InstanceIdError` otherwise). Raises `ComponentNotFound` for an unknown component.
     """
-    summary = summary or StructureSummary(workload.definition)
-    workload.component(component)
+    summary = summary or StructureSummary(resolution.karta)
+    resolution.component(component)
     if instance_id is not None and instance_id == "":
         raise InstanceIdError("instance id is empty: give a non-empty instance id, or none for every instance")
-    counts = role_counts(workload, summary, component, instance_id=instance_id, pick=eff_min)
+    counts = role_counts(resolution, summary, component, instance_id=instance_id, pick=min_replicas)
     return sum(counts.values())
 
 
 def role_counts(
-    workload: Workload,
+    resolution: Resolution,
     summary: StructureSummary,
     component: str,
     *,
     instance_id: str | None = None,
-    pick: Pick = eff_min,
+    pick: Pick = min_replicas,
     one_replica: Collection[str] = (),
 ) -> dict[Role, int]:
     """Pods per (component, instance) in `component`'s subtree; the values sum to the subtree scale.
 
-    `pick` reads one instance's count (`eff_min` for the minimum, `desired_replicas` for the desired count).
+    `pick` reads one instance's count (`resolve.replicas.min_replicas` for the minimum, `desired_replicas` for the
+    desired count).
     Components in `one_replica` (a gang keyed per replica of that component) count 1 replica, when they have a
     scaleDefinition. A count that belongs to no pod-bearing component (a logical component whose children give 0)
     is kept under that component's name.
     """
     if summary.has_scale_definition:
         return _by_definition(
-            workload,
+            resolution,
             summary,
             name=component,
             root=component,
@@ -122,11 +101,11 @@ def role_counts(
             pick=pick,
             one_replica=frozenset(one_replica),
         )
-    return _by_leaves(workload, summary, name=component, root=component, instance_id=instance_id, seen=set())
+    return _by_leaves(resolution, summary, name=component, root=component, instance_id=instance_id, seen=set())
 
 
 def _own(
-    workload: Workload,
+    resolution: Resolution,
     *,
     name: str,
     root: str,
@@ -134,7 +113,7 @@ def _own(
     pick: Pick,
     one_replica: frozenset[str],
 ) -> dict[Role, int]:
-    scales = _scales(workload, name)
+    scales = _scales(resolution, name)
     if name == root and instance_id is not None:
         if scales is None or instance_id not in scales:
             raise InstanceIdError(
@@ -150,7 +129,7 @@ def _own(
 
 
 def _by_definition(
-    workload: Workload,
+    resolution: Resolution,
     summary: StructureSummary,
     *,
     name: str,
@@ -160,7 +139,7 @@ def _by_definition(
     one_replica: frozenset[str],
     seen: frozenset[str] = frozenset(),
 ) -> dict[Role, int]:
-    own_split = _own(workload, name=name, root=root, instance_id=instance_id, pick=pick, one_replica=one_replica)
+    own_split = _own(resolution, name=name, root=root, instance_id=instance_id, pick=pick, one_replica=one_replica)
     own = sum(own_split.values())
     children = [child for child in summary.children.get(name, []) if child not in seen]
     if not children:
@@ -168,7 +147,7 @@ def _by_definition(
     kids: dict[Role, int] = {}
     for child in children:
         for role, count in _by_definition(
-            workload,
+            resolution,
             summary,
             name=child,
             root=root,
@@ -187,7 +166,7 @@ def _by_definition(
 
 
 def _by_leaves(
-    workload: Workload,
+    resolution: Resolution,
     summary: StructureSummary,
     *,
     name: str,
@@ -199,7 +178,7 @@ def _by_leaves(
     if definition.has_pod_definition:
         if not definition.instance_id_path:
             return {(name, ""): 1}
-        ids = _ids(workload, name)
+        ids = _ids(resolution, name)
         if name == root and instance_id is not None:
             if instance_id not in ids:
                 raise InstanceIdError(f"instance id {instance_id} not found in component {name}")
@@ -211,7 +190,7 @@ def _by_leaves(
         if child in seen:
             continue
         for role, count in _by_leaves(
-            workload, summary, name=child, root=root, instance_id=instance_id, seen=seen
+            resolution, summary, name=child, root=root, instance_id=instance_id, seen=seen
         ).items():
             out[role] = out.get(role, 0) + count
     return out

@@ -19,7 +19,7 @@ from workload_map.gang.errors import GangError, InvalidPodGroupName
 from workload_map.gang.names import dns1123_subdomain_errors
 from workload_map.model import ComponentDefinition, GangScheduling, Karta, PodGroupMember
 from workload_map.pods import PodQuerier, SelectorError, go_string
-from workload_map.resolve import ExtractionError, Workload
+from workload_map.resolve import ExtractionError, Resolution
 
 __all__ = [
     "Candidate",
@@ -208,16 +208,16 @@ def infer_pod_component(query: PodQuerier, summary: StructureSummary) -> str:
     )
 
 
-def infer_pod_component_instance(query: PodQuerier, component: str, workload: Workload) -> str | None:
+def infer_pod_component_instance(query: PodQuerier, component: str, resolution: Resolution) -> str | None:
     """The instance id of the pod in `component`, or None for a single-instance component or one without a
     podSelector (upstream's InferPodComponentInstance).
 
     Raises `ComponentNotFound` for an unknown component and `GangError` when the ids cannot be read, the component
     has instance ids but no instance selector, or the pod's id is none of them.
     """
-    resolved = workload.component(component)
+    resolved = resolution.component(component)
     try:
-        ids = resolved.instance_ids
+        ids = resolved.require_instance_ids()
     except ExtractionError as error:
         raise GangError(f"failed to get instance ids of component {component}: {error.message}") from error
     selector = resolved.definition.pod_selector

@@ -1,7 +1,7 @@
 """Syntax tree of a jq program, as libjq 1.8 parses it.
 
 Every node is a frozen dataclass, so trees can be hashed, cached and compared. The shapes follow jq's grammar
-(`src/parser.y` of jq 1.8) closely enough that `workload_map.jq.parser.unparse` can print a tree back as a
+(`src/parser.y` of jq 1.8) closely enough that `workload_map.jq.unparse.unparse` can print a tree back as a
 program libjq reads the same way; see docs/jq.md for the grammar and what each node stands for.
 """
 

@@ -14,7 +14,7 @@ instance's pod template, per-replica requests and replica counts (`replicas.py`)
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, NoReturn
 
 from workload_map.jq import EvaluationPolicy
@@ -35,16 +35,25 @@ from workload_map.resolve.snapshot import Snapshot
 from workload_map.resolve.structure import ComponentSlot, Structure
 from workload_map.resources import QuantityError, ResourceList, ResourceSpecError, fragmented_requests, pod_requests
 
-# the parts of a component, in the order their errors are reported
-_IDS: Final = "ids"
-_TEMPLATES: Final = "templates"
-_SPECS: Final = "specs"
-_METADATA: Final = "metadata"
-_FRAGMENTED: Final = "fragmented"
-_SCALES: Final = "scales"
-_REQUESTS: Final = "requests"
-_STATUS: Final = "status"
-_PART_ORDER: Final = (_IDS, _TEMPLATES, _SPECS, _METADATA, _FRAGMENTED, _SCALES, _REQUESTS, _STATUS)
+# the parts of a component (the keys of its cache), in the order their errors are reported
+PART_IDS: Final = "ids"
+PART_TEMPLATES: Final = "templates"
+PART_SPECS: Final = "specs"
+PART_METADATA: Final = "metadata"
+PART_FRAGMENTED: Final = "fragmented"
+PART_SCALES: Final = "scales"
+PART_REQUESTS: Final = "requests"
+PART_STATUS: Final = "status"
+PART_ORDER: Final = (
+    PART_IDS,
+    PART_TEMPLATES,
+    PART_SPECS,
+    PART_METADATA,
+    PART_FRAGMENTED,
+    PART_SCALES,
+    PART_REQUESTS,
+    PART_STATUS,
+)
 
 
 class _Frozen:
@@ -91,27 +100,27 @@ class ResolvedInstance(_Frozen):
     @property
     def pod_template_spec(self) -> dict[str, Any] | None:
         """The instance's PodTemplateSpec (`{metadata, spec}`) as `podTemplateSpecPath` reads it."""
-        return self._component._column(_TEMPLATES).get(self.instance_id)
+        return self._component._column(PART_TEMPLATES).get(self.instance_id)
 
     @property
     def pod_spec(self) -> dict[str, Any] | None:
         """The instance's PodSpec as `podSpecPath` reads it."""
-        return self._component._column(_SPECS).get(self.instance_id)
+        return self._component._column(PART_SPECS).get(self.instance_id)
 
     @property
     def pod_metadata(self) -> dict[str, Any] | None:
         """The instance's pod ObjectMeta as `metadataPath` reads it."""
-        return self._component._column(_METADATA).get(self.instance_id)
+        return self._component._column(PART_METADATA).get(self.instance_id)
 
     @property
     def fragmented_pod_spec(self) -> FragmentedPodSpec | None:
         """The pod fields a CRD scatters around, gathered (`fragmentedPodSpecDefinition`)."""
-        return self._component._column(_FRAGMENTED).get(self.instance_id)
+        return self._component._column(PART_FRAGMENTED).get(self.instance_id)
 
     @property
     def scale(self) -> Scale | None:
         """The replica counts the `scaleDefinition` reads for this instance."""
-        return self._component._column(_SCALES).get(self.instance_id)
+        return self._component._column(PART_SCALES).get(self.instance_id)
 
     @property
     def desired_replicas(self) -> int:
@@ -224,35 +233,35 @@ class ResolvedComponent(_Frozen):
             return parts[key]
 
     def _compute(self, key: str) -> Any:
-        if key == _STATUS:
+        if key == PART_STATUS:
             errors: list[ExtractionError] = []
             status = extract.status(self._snapshot, self.definition, errors.append)
             return _WithErrors(status, errors) if errors else status
-        if key == _REQUESTS:
+        if key == PART_REQUESTS:
             return self._compute_requests()
         try:
-            if key == _IDS:
+            if key == PART_IDS:
                 return extract.instance_ids(self._snapshot, self.definition)
             ids = self._ids()
             if ids is None:
                 return None  # no instances to attach the part to; the ids error says why
             snapshot, definition = self._snapshot, self.definition
-            if key == _TEMPLATES:
+            if key == PART_TEMPLATES:
                 return extract.plain(snapshot, definition, extract.TEMPLATE, ids)
-            if key == _SPECS:
+            if key == PART_SPECS:
                 return extract.plain(snapshot, definition, extract.SPEC, ids)
-            if key == _METADATA:
+            if key == PART_METADATA:
                 return extract.plain(snapshot, definition, extract.METADATA, ids)
-            if key == _FRAGMENTED:
+            if key == PART_FRAGMENTED:
                 return extract.fragmented(snapshot, definition, ids)
-            if key == _SCALES:
+            if key == PART_SCALES:
                 return extract.scales(snapshot, definition, ids)
         except ExtractionError as error:
             return _Failed([error])
         raise KeyError(key)
 
     def _ids(self) -> list[str] | None:
-        found = self._part(_IDS)
+        found = self._part(PART_IDS)
         return None if isinstance(found, _Failed) else found
 
     def _column(self, key: str) -> Mapping[str, Any]:
@@ -263,10 +272,10 @@ class ResolvedComponent(_Frozen):
         templates = self._templates
         if instance_id not in templates:
             templates[instance_id] = extract.pod_template(
-                self._lenient(_TEMPLATES),
-                self._lenient(_SPECS),
-                self._lenient(_METADATA),
-                self._lenient(_FRAGMENTED),
+                self._lenient(PART_TEMPLATES),
+                self._lenient(PART_SPECS),
+                self._lenient(PART_METADATA),
+                self._lenient(PART_FRAGMENTED),
                 instance_id,
             )
         return templates[instance_id]
@@ -276,7 +285,7 @@ class ResolvedComponent(_Frozen):
         return None if isinstance(found, _Failed) else found
 
     def _requests(self) -> Mapping[str, ResourceList | ComponentError]:
-        found = self._part(_REQUESTS)
+        found = self._part(PART_REQUESTS)
         return found if isinstance(found, dict) else _EMPTY
 
     def _compute_requests(self) -> dict[str, ResourceList | ComponentError]:
@@ -284,8 +293,8 @@ class ResolvedComponent(_Frozen):
         out: dict[str, ResourceList | ComponentError] = {}
         if not self.has_pod_definition:
             return out
-        templates, specs = self._lenient(_TEMPLATES), self._lenient(_SPECS)
-        fragments = self._lenient(_FRAGMENTED)
+        templates, specs = self._lenient(PART_TEMPLATES), self._lenient(PART_SPECS)
+        fragments = self._lenient(PART_FRAGMENTED)
         for instance_id in self._ids() or ():
             where = f" of instance {instance_id!r}" if instance_id else ""
             field = ""
@@ -313,10 +322,37 @@ class ResolvedComponent(_Frozen):
         """The instance ids in output order (`("",)` for a single instance; `()` when they cannot be read)."""
         return tuple(self._ids() or ())
 
+    def require_instance_ids(self) -> tuple[str, ...]:
+        """The instance ids; the `ExtractionError` of `instanceIdPath` when they cannot be read."""
+        return tuple(self.strict(PART_IDS))
+
+    @property
+    def scales(self) -> dict[str, Scale] | None:
+        """Instance id -> replica counts (None without a scaleDefinition, or when they cannot be read)."""
+        found = self._lenient(PART_SCALES)
+        return None if found is None else dict(found)
+
+    def require_scales(self) -> dict[str, Scale] | None:
+        """Instance id -> replica counts (None without a scaleDefinition); the `ExtractionError` of the failing
+        path (instance ids or a scale path) when they cannot be read."""
+        self.strict(PART_IDS)
+        found: dict[str, Scale] | None = self.strict(PART_SCALES)
+        return None if found is None else dict(found)
+
+    @property
+    def pod_definition_error(self) -> ComponentError | None:
+        """Why the pod templates cannot be read (instance ids, template, spec, metadata or fragments), if so."""
+        for key in (PART_IDS, PART_TEMPLATES, PART_SPECS, PART_METADATA, PART_FRAGMENTED):
+            found = self._part(key)
+            if isinstance(found, _Failed):
+                error = found.errors[0]
+                return ComponentError(error.component, error.field, error.message)
+        return None
+
     @property
     def ids_error(self) -> ComponentError | None:
         """Why the instance ids cannot be read, if they cannot (then the component has no instances)."""
-        found = self._part(_IDS)
+        found = self._part(PART_IDS)
         if isinstance(found, _Failed):
             error = found.errors[0]
             return ComponentError(error.component, error.field, error.message)
@@ -337,7 +373,7 @@ class ResolvedComponent(_Frozen):
     @property
     def status(self) -> WorkloadStatus | None:
         """The status this component's statusDefinition reads (in practice only the root has one)."""
-        found = self._part(_STATUS)
+        found = self._part(PART_STATUS)
         return found.value if isinstance(found, _WithErrors) else found  # type: ignore[no-any-return]
 
     @property
@@ -345,11 +381,11 @@ class ResolvedComponent(_Frozen):
         """Every part that failed, in the order ids, template, spec, metadata, fragments, scale, requests, status
         (reading this evaluates every part)."""
         out: list[ComponentError] = []
-        for key in _PART_ORDER:
+        for key in PART_ORDER:
             found = self._part(key)
             if isinstance(found, (_Failed, _WithErrors)):
                 out.extend(ComponentError(e.component, e.field, e.message) for e in found.errors)
-            elif key == _REQUESTS:
+            elif key == PART_REQUESTS:
                 out.extend(value for value in found.values() if isinstance(value, ComponentError))
         return tuple(out)
 
@@ -391,14 +427,6 @@ class _WithErrors(_Failed):
 
 
 _EMPTY: Final[Mapping[str, Any]] = {}
-
-PART_IDS: Final = _IDS
-PART_TEMPLATES: Final = _TEMPLATES
-PART_SPECS: Final = _SPECS
-PART_METADATA: Final = _METADATA
-PART_FRAGMENTED: Final = _FRAGMENTED
-PART_SCALES: Final = _SCALES
-PART_STATUS: Final = _STATUS
 
 
 class Resolution(_Frozen):
@@ -524,7 +552,5 @@ def object_ref(obj: Mapping[str, Any]) -> ObjectRef:
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
-
-Getter = Callable[[ResolvedComponent], Any]
 
 __all__ = ["Resolution", "ResolvedComponent", "ResolvedInstance", "object_ref"]

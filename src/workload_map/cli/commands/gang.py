@@ -65,7 +65,7 @@ def gang_documents(
     ref = workload.object_ref
     what = f"{ref.kind}/{ref.name}" if ref.name else ref.kind
     try:
-        gang_plan = plan(workload, pods)
+        gang_plan = plan(workload.resolve(), pods)
     except NoGangInstructions as error:
         raise CLIError(
             f"{what}: {error}",
