@@ -28,7 +28,7 @@ from _common import best, json_loads_baseline
 from _common import row as _row
 from workload_map.catalog import builtin_registry
 from workload_map.gang import export, plan
-from workload_map.resolve import Workload
+from workload_map.resolve import Resolution, Workload
 
 NAMESPACE = "bench"
 
@@ -129,12 +129,12 @@ def _best(run: Callable[[], Any], repeat: int) -> float:
     return best(run, repeat=repeat, collect=True)
 
 
-def _workload(obj: dict[str, Any]) -> Workload:
+def _workload(obj: dict[str, Any]) -> Resolution:
     resolved = builtin_registry().for_object(obj)
     assert resolved is not None
-    workload = Workload(resolved.karta, obj)
-    workload.resolve()  # every definition path evaluated once (cached for the timed part)
-    return workload
+    resolution = Workload(resolved.karta, obj).resolve()
+    assert not resolution.errors  # reading the errors evaluates every part once (cached for the timed part)
+    return resolution
 
 
 def rows() -> list[dict[str, Any]]:
@@ -150,7 +150,7 @@ def rows() -> list[dict[str, Any]]:
         workload = _workload(obj)
         setup = time.perf_counter() - started
 
-        gang_plan = plan(workload.resolve(), pods)
+        gang_plan = plan(workload, pods)
         assert [gang.min_member for gang in gang_plan.gangs] == expected
         assert not gang_plan.unplaced and sum(len(gang.pods) for gang in gang_plan.gangs) == n
 
@@ -171,7 +171,7 @@ def rows() -> list[dict[str, Any]]:
         out.append(_row(f"plan from the spec, {label} (vs json.loads of the workload)", offline, obj_loads, None, "us"))
         out.append(_row(f"set-up: Workload + resolve of the {label} (not timed above)", setup * 1e3, None, None, "ms"))
         if label == "LeaderWorkerSet":
-            offline_plan = plan(workload.resolve())
+            offline_plan = plan(workload)
             manifests = export(offline_plan, "kai")
             count = len(manifests)
             manifests_text = json.dumps(manifests)
