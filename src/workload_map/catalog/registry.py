@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal, get_args
 
+from workload_map._io import read_input_text
 from workload_map.model import GVK, Karta, loads_definitions
 
 Origin = Literal["local", "cluster", "catalog"]
@@ -37,7 +38,10 @@ def _load_builtin() -> tuple[Karta, ...]:
     )
     kartas: list[Karta] = []
     for entry in files:
-        kartas.extend(loads_definitions(entry.read_text(encoding="utf-8"), source=f"catalog/{entry.name}"))
+        label = f"catalog/{entry.name}"
+        with entry.open("rb") as handle:  # the one bounded reader, as for every other input
+            _, text = read_input_text(handle, label=label)
+        kartas.extend(loads_definitions(text, source=label))
     return tuple(kartas)
 
 

@@ -1,5 +1,17 @@
-"""The Karta definition model: types, loading and dumping (the lowest layer: no other layer imported)."""
+"""The Karta definition model: types, loading and dumping (the lowest layer: no other layer imported).
 
+Every input read from a path goes through the one bounded reader, `workload_map._io` (re-exported here:
+`read_input`, `read_input_text`, `InputError`, `InputTooLargeError`, `InputTimeoutError`, `MAX_INPUT_BYTES`).
+"""
+
+from workload_map._io import (
+    MAX_INPUT_BYTES,
+    InputError,
+    InputTimeoutError,
+    InputTooLargeError,
+    read_input,
+    read_input_text,
+)
 from workload_map.model.dump import dump_json, dump_yaml, to_dict
 from workload_map.model.load import (
     DefinitionError,
@@ -48,13 +60,14 @@ from workload_map.model.types import (
     SuspendDefinition,
     TopologyConstraint,
 )
-from workload_map.model.yamlio import Document, DocumentError, parse_documents, read_documents
+from workload_map.model.yamlio import Document, DocumentError, parse_documents, read_documents, read_source_text
 
 __all__ = [
     "API_VERSION",
     "GVK",
     "JQ_FIELDS",
     "KIND",
+    "MAX_INPUT_BYTES",
     "POD_SCOPED",
     "PRIMARY_PHASE_PRECEDENCE",
     "STATUS_EVALUATION_ORDER",
@@ -71,6 +84,9 @@ __all__ = [
     "ExpressionMatcher",
     "FragmentedPodSpecDefinition",
     "GangScheduling",
+    "InputError",
+    "InputTimeoutError",
+    "InputTooLargeError",
     "Karta",
     "KartaSpec",
     "LoadResult",
@@ -104,6 +120,9 @@ __all__ = [
     "loads_definitions",
     "parse_documents",
     "read_documents",
+    "read_input",
+    "read_input_text",
+    "read_source_text",
     "scan_definitions",
     "to_dict",
 ]

@@ -4,13 +4,13 @@ Used for definitions and for workload manifests alike. Every failure becomes a `
 names the source and line, never a parser traceback. Two hostile inputs are handled on purpose: an alias bomb
 ("billion laughs") loads cheaply with PyYAML because aliases share objects, but anything that walks the result
 would expand it, so the expanded size is measured (linearly, memoised by identity) and refused past a bound;
-and an oversized input is refused before parsing.
+and an oversized input is refused while it is read (`workload_map._io`: the bytes read are counted, so devices,
+pipes and FIFOs are bounded too), before parsing.
 """
 
 from __future__ import annotations
 
 import io
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 import yaml
 
+from workload_map._io import MAX_INPUT_BYTES, STREAM_TIMEOUT, InputError, read_input_text
 from workload_map.errors import WorkloadMapError
 
 try:
@@ -51,7 +52,6 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
         return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
 
 
-MAX_INPUT_BYTES = 64 * 1024 * 1024
 # Expanded node count past which a document is treated as an alias bomb. A large `helm template` output has
 # well under a million nodes; a billion-laughs document has billions.
 MAX_EXPANDED_NODES = 5_000_000
@@ -79,35 +79,15 @@ class Document:
         return f"{self.source} (document {self.index + 1})"
 
 
-def read_source_text(source: str | Path) -> tuple[str, str]:
-    """(label, text) of a file path or `-` (standard input), with size and encoding checked."""
-    if str(source) == "-":
-        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
-        label = "<stdin>"
-    else:
-        path = Path(source)
-        label = str(path)
-        try:
-            if path.is_dir():
-                raise DocumentError(label, "is a directory, not a file")
-            size = path.stat().st_size
-            if size > MAX_INPUT_BYTES:
-                raise DocumentError(label, f"is {size / 1048576:.1f} MiB; inputs over 64 MiB are refused")
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise DocumentError(label, "no such file") from None
-        except PermissionError:
-            raise DocumentError(label, "permission denied") from None
-        except IsADirectoryError:
-            raise DocumentError(label, "is a directory, not a file") from None
-        except OSError as exc:
-            raise DocumentError(label, f"cannot be read: {exc.strerror or exc}") from None
-    if len(data) > MAX_INPUT_BYTES:
-        raise DocumentError(label, "input over 64 MiB is refused")
+def read_source_text(
+    source: str | Path | Any, *, limit: int = MAX_INPUT_BYTES, timeout: float | None = STREAM_TIMEOUT
+) -> tuple[str, str]:
+    """(label, text) of a file path, `-` (standard input) or a binary stream, through the one bounded reader
+    (`workload_map._io.read_input`: the limit counted on the bytes read, FIFOs and devices under `timeout`)."""
     try:
-        return label, data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DocumentError(label, f"is not UTF-8 text (byte {exc.start})") from None
+        return read_input_text(source, limit=limit, timeout=timeout)
+    except InputError as exc:
+        raise DocumentError(exc.source, exc.message) from exc
 
 
 def parse_documents(text: str, source: str = "<text>") -> list[Document]:
@@ -137,9 +117,14 @@ def read_documents(source: str | Path) -> list[Document]:
 
 
 def iter_files(directory: Path, suffixes: tuple[str, ...] = (".yaml", ".yml", ".json")) -> Iterator[Path]:
-    """Files of a directory tree with one of the suffixes, in a stable (sorted) order; hidden ones skipped."""
+    """Files of a directory tree with one of the suffixes, in a stable (sorted) order; hidden ones skipped.
+
+    Hidden means a dot-name below `directory`: the directory's own path may have any (`../defs`,
+    `~/.config/wmap/definitions`)."""
     for path in sorted(directory.rglob("*")):
-        if path.is_file() and path.suffix in suffixes and not any(p.startswith(".") for p in path.parts):
+        if not (path.suffix in suffixes and path.is_file()):
+            continue
+        if not any(part.startswith(".") for part in path.relative_to(directory).parts):
             yield path
 
 
