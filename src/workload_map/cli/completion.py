@@ -16,6 +16,11 @@ import sys
 from collections.abc import Sequence
 from typing import IO
 
+from click.shell_completion import ShellComplete, get_completion_class
+
+from workload_map.cli import context
+from workload_map.cli.root import COMPLETE_VAR, cli
+
 # Cobra's ShellCompDirective bits.
 DIRECTIVE_DEFAULT = 0  # the shell may complete file names when there are no candidates
 DIRECTIVE_ERROR = 1
@@ -43,10 +48,6 @@ def write_answer(text: str, out: IO[str]) -> None:
 def shell_complete(instruction: str, prog_name: str = "wmap", stdout: IO[str] | None = None) -> int:
     """Answer click's completion callback, `_WMAP_COMPLETE=<shell>_complete` (the candidates, in that shell's
     format) or `<shell>_source` (the script); the exit code: 0, or 1 for an unknown shell or instruction."""
-    from click.shell_completion import get_completion_class
-
-    from workload_map.cli.app import COMPLETE_VAR, cli
-
     shell, _, action = instruction.partition("_")
     completer = get_completion_class(shell)
     if completer is None or action not in ("complete", "source"):
@@ -60,11 +61,6 @@ def shell_complete(instruction: str, prog_name: str = "wmap", stdout: IO[str] | 
 def cobra_complete(words: Sequence[str], stdout: IO[str] | None = None) -> int:
     """Answer one kubectl plugin completion request; always exit 0 (a failure offers nothing)."""
     out = stdout if stdout is not None else sys.stdout
-    from click.shell_completion import ShellComplete
-
-    from workload_map.cli import context
-    from workload_map.cli.app import COMPLETE_VAR, cli
-
     context.reset()
     items = list(words) or [""]
     args, incomplete = items[:-1], items[-1]

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workload_map.cli.command_table import COMMANDS
 from workload_map.cli.errors import UsageError
 
 ENV_CONFIG = "WMAP_CONFIG"
@@ -69,12 +70,6 @@ def default_path() -> Path:
     return Path(base) / "wmap" / "config.yaml"
 
 
-def _command_names() -> list[str]:
-    from workload_map.cli.commands import COMMANDS
-
-    return list(COMMANDS)
-
-
 def load_config(explicit: str | None = None) -> Config:
     """Read the config file that applies (see the module docstring); an empty `Config` when there is none."""
     if explicit:
@@ -95,6 +90,8 @@ def load_config(explicit: str | None = None) -> Config:
 
 def parse_config(path: Path) -> Config:
     """Parse and check one config file strictly."""
+    # Imported here, not at the top: the YAML reader (workload_map.model, PyYAML) costs ~30 ms that `wmap --help`
+    # and a run without a config file (the root group imports this module through cli.context) never need.
     from workload_map.model import DocumentError, read_documents
 
     label = str(path)
@@ -109,7 +106,7 @@ def parse_config(path: Path) -> Config:
     value = documents[0].value
     if not isinstance(value, Mapping):
         raise UsageError(f"config file {label} must be a mapping (key: value), not {type(value).__name__}")
-    commands = _command_names()
+    commands = list(COMMANDS)
     known = [*GLOBAL_KEYS, *commands]
     sections: dict[str, Mapping[str, Any]] = {}
     output: str | None = None

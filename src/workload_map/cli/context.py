@@ -3,6 +3,9 @@ print.
 
 Warnings are collected while a command runs and printed on stderr (`warning: <message>`) after its output, so a
 long tree cannot scroll them away (as upstream's newest `kli` does); an error line, if any, comes last.
+
+The click commands read this state (`state()`); the helpers they call do not: what they want to warn about goes to
+the `Reporter` they are given (the command passes `state()`, which is one).
 """
 
 from __future__ import annotations
@@ -10,10 +13,16 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any, Protocol
 
-if TYPE_CHECKING:
-    from workload_map.cli.config import Config
+from workload_map.cli.config import Config, load_config
+
+
+class Reporter(Protocol):
+    """Where a helper sends what deserves a warning (printed on stderr after the command's output); `State` is
+    one."""
+
+    def warn(self, message: str) -> None: ...
 
 
 @dataclass
@@ -93,8 +102,6 @@ class State:
         """The config file (`--config`, `$WMAP_CONFIG`, `~/.config/wmap/config.yaml`), read on first use only, so
         help, completion and commands without defaults never read it (and a broken one cannot block them)."""
         if self._config is None:
-            from workload_map.cli.config import load_config
-
             self._config = load_config(self.config_path)
         return self._config
 

@@ -13,9 +13,12 @@ cannot be read, definitions that cannot be loaded, Ctrl-C, a closed pipe), so no
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from typing import IO, Any
+
+import click
 
 from workload_map.errors import WorkloadMapError
 
@@ -72,8 +75,6 @@ def _lower_first(text: str) -> str:
 
 def _classify(exc: BaseException) -> tuple[str, str | None, int]:
     """(message, hint, exit code) of any exception that reaches the top."""
-    import click
-
     if isinstance(exc, CLIError):
         return exc.message, exc.hint, exc.exit_code
     if isinstance(exc, click.exceptions.UsageError):
@@ -86,6 +87,8 @@ def _classify(exc: BaseException) -> tuple[str, str | None, int]:
     if isinstance(exc, (KeyboardInterrupt, click.exceptions.Abort)):
         return "interrupted", None, EXIT_INTERRUPTED
 
+    # Imported here, not at the top: workload_map.model (PyYAML, msgspec) costs ~30 ms, and this module is loaded
+    # by the root group, so `wmap --help` would pay for it.
     from workload_map.model import DefinitionError, DocumentError
 
     if isinstance(exc, DocumentError):
@@ -127,8 +130,6 @@ def report_exception(exc: BaseException, *, debug: bool = False, stderr: IO[str]
 
 def _silence_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's final flush does not raise again."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -1,92 +1,46 @@
-"""Where the jq expressions of a definition run: `--jq-mode auto|inprocess|worker` and `--jq-deadline SECONDS`.
+"""The `jq.EvaluationPolicy` each workload is built with: `definition_policy(name, origin)`, where the run's jq
+settings (`cli.jqsettings`: `--jq-mode`, `--jq-deadline`, `$WMAP_JQ_*`, the config file) put the expressions of a
+definition from that origin, with a recorder of the evaluations the worker stops.
 
-A definition's expressions are code. Those read from a cluster (`Karta` objects, origin "cluster") were written by
-whoever may create a custom resource there, so by default (`auto`) they run in the jq worker process
-(`workload_map.jq`, docs/jq.md "Containment") under a deadline (10 s unless `--jq-deadline`, as upstream's
-per-evaluation timeout) and a memory cap; local (`--definitions`) and built-in definitions run in this process.
-`inprocess` and `worker` choose one place for every definition.
-
-Precedence: the flag, then `$WMAP_JQ_MODE` / `$WMAP_JQ_DEADLINE`, then the config file's
-`jq-mode` / `jq-deadline`, then `auto` and the jq layer's deadline. The memory cap has no flag:
-`$WMAP_JQ_MEMORY_MB`, else the jq layer's 1024 MiB.
-
-This module is the only reader of those variables, and `auto` exists only here: the jq layer knows nothing of
-origins or the environment. Commands resolve every workload with `Workload(karta, obj, policy=definition_policy(
-name, origin))`: the `jq.EvaluationPolicy` for that definition, whose `stops` recorder notes every evaluation the
-worker stops (past the deadline or the memory cap) in the run's state. The failure is shown where it happened (a
-view error, a skipped row); `app.run` then ends an otherwise successful command with exit 1 and one `error:` line
-naming the definition and the limit (`raise_if_stopped`), since its output is incomplete.
+Commands resolve every workload under it (`cli.pipeline` takes it as `policy_for`), so the definition's
+expressions (and its view, gang plan and patch, which evaluate under the workload's policy) run where `--jq-mode`
+says, and a stopped evaluation ends the run with exit 1 (`jqsettings.raise_if_stopped`). The names of
+`cli.jqsettings` are re-exported here.
 """
 
 from __future__ import annotations
 
-import math
-import os
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING
 
-import click
-
-from workload_map.cli.config import JQ_MODES
 from workload_map.cli.context import state
-from workload_map.cli.errors import CLIError, UsageError
+from workload_map.cli.jqsettings import (
+    JQ_MODES,
+    JqPolicy,
+    Stop,
+    current_policy,
+    evaluation_mode,
+    jq_options,
+    raise_if_stopped,
+    stopped_error,
+)
+from workload_map.jq import EvaluationPolicy
+from workload_map.jq.policy import DEFAULT_DEADLINE, DEFAULT_MEMORY_MB
 
 if TYPE_CHECKING:
-    from workload_map.jq import EvaluationPolicy, JqLimitError
+    from workload_map.jq import JqLimitError
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-__all__ = ["JQ_MODES", "JqPolicy", "Stop", "current_policy", "definition_policy", "evaluation_mode", "jq_options"]
-
-ENV_JQ_MODE = "WMAP_JQ_MODE"
-ENV_JQ_DEADLINE = "WMAP_JQ_DEADLINE"
-ENV_JQ_MEMORY = "WMAP_JQ_MEMORY_MB"
-UNTRUSTED_ORIGINS: frozenset[str] = frozenset({"cluster"})
-_EXPRESSION_SHOWN = 60
-
-
-def evaluation_mode(origin: str, mode: str) -> Literal["inprocess", "worker"]:
-    """Where the expressions of a definition from `origin` (`local`, `cluster`, `catalog`) run under `mode`:
-    `worker` or `inprocess`. `auto` contains the cluster's definitions only."""
-    if mode == "auto":
-        return "worker" if origin in UNTRUSTED_ORIGINS else "inprocess"
-    if mode == "worker":
-        return "worker"
-    if mode == "inprocess":
-        return "inprocess"
-    raise ValueError(f"unknown jq mode {mode!r}: use one of {', '.join(JQ_MODES)}")
-
-
-@dataclass(frozen=True)
-class JqPolicy:
-    """The mode chosen for this run, the worker's deadline and memory cap (None: the jq layer's, 10 s and
-    1024 MiB)."""
-
-    mode: str = "auto"
-    deadline: float | None = None
-    memory_mb: int | None = None
-
-
-def current_policy() -> JqPolicy:
-    """The flag (or its environment variable), else the config file, else `auto` and the default deadline; the
-    memory cap from `$WMAP_JQ_MEMORY_MB` only."""
-    current = state()
-    mode, deadline = current.jq_mode, current.jq_deadline
-    if mode is None or deadline is None:
-        config = current.config  # read only when a flag left something open
-        mode = mode or config.jq_mode
-        deadline = deadline if deadline is not None else config.jq_deadline
-    return JqPolicy(mode or "auto", deadline, current.jq_memory_mb)
-
-
-@dataclass(frozen=True)
-class Stop:
-    """One evaluation the worker stopped: the definition, where it came from, and the `JqLimitError`."""
-
-    definition: str
-    origin: str
-    error: JqLimitError
+__all__ = [
+    "JQ_MODES",
+    "JqPolicy",
+    "Stop",
+    "current_policy",
+    "definition_policy",
+    "evaluation_mode",
+    "jq_options",
+    "raise_if_stopped",
+    "stopped_error",
+]
 
 
 @dataclass(frozen=True)
@@ -105,9 +59,6 @@ def definition_policy(definition: str, origin: str) -> EvaluationPolicy:
     (`evaluation_mode`), the deadline and memory cap in force, and a recorder of the worker's stops for
     `raise_if_stopped`. Give it to the Workload (`Workload(karta, obj, policy=...)`); its view, plan and patch
     evaluate under it."""
-    from workload_map.jq import EvaluationPolicy
-    from workload_map.jq.policy import DEFAULT_DEADLINE, DEFAULT_MEMORY_MB
-
     settings = current_policy()
     return EvaluationPolicy(
         evaluation_mode(origin, settings.mode),
@@ -115,106 +66,3 @@ def definition_policy(definition: str, origin: str) -> EvaluationPolicy:
         memory_mb=DEFAULT_MEMORY_MB if settings.memory_mb is None else settings.memory_mb,
         stops=_StopRecorder(definition, origin),
     )
-
-
-def _shown(expression: str) -> str:
-    text = " ".join(expression.split())
-    return text if len(text) <= _EXPRESSION_SHOWN else text[: _EXPRESSION_SHOWN - 3] + "..."
-
-
-def stopped_error() -> CLIError | None:
-    """The error that ends a run in which the worker stopped an evaluation (None when it stopped none)."""
-    stops = state().jq_stops
-    if not stops:
-        return None
-    first = stops[0]
-    more = len(stops) - 1
-    tail = f" (and {more} more stopped evaluation{'s' * (more != 1)})" if more else ""
-    message = (
-        f'definition "{first.definition}" ({first.origin}): {first.error.message} in '
-        f"'{_shown(first.error.expression)}'{tail}"
-    )
-    if "memory cap" in first.error.message:
-        hint = "the output is incomplete; raise the cap with WMAP_JQ_MEMORY_MB=<MiB>, or fix the expression"
-    else:
-        hint = "the output is incomplete; allow more time with --jq-deadline SECONDS, or fix the expression"
-    return CLIError(message, hint=hint)
-
-
-def raise_if_stopped() -> None:
-    """Called after a command succeeded: exit 1 when an evaluation was stopped on the way."""
-    error = stopped_error()
-    if error is not None:
-        raise error
-
-
-# --- the root options -----------------------------------------------------------------------------------------
-
-
-def _given(value: str | None, flag: str, env: str) -> tuple[str | None, str]:
-    """The value (the flag's, else the environment variable's; None when neither is set) and where it came from,
-    for messages. The environment is read here rather than by click, so a message names the variable."""
-    if value is not None:
-        return value, flag
-    return os.environ.get(env, "").strip() or None, f"${env}"
-
-
-def _store_mode(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    if ctx.resilient_parsing:  # completing: never fail
-        return
-    given, where = _given(value, "--jq-mode", ENV_JQ_MODE)
-    mode = given.strip().lower() if given else None
-    if mode and mode not in JQ_MODES:
-        raise UsageError(f"{where} is {given!r}; use one of {', '.join(JQ_MODES)}")
-    state().jq_mode = mode or None
-
-
-def _store_deadline(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    if ctx.resilient_parsing:
-        return
-    given, where = _given(value, "--jq-deadline", ENV_JQ_DEADLINE)
-    seconds: float | None = None
-    if given is not None:
-        try:
-            seconds = float(given)
-        except ValueError:
-            seconds = -1.0
-        if not (math.isfinite(seconds) and seconds > 0):
-            raise UsageError(f"{where} is {given!r}; give a positive number of seconds (e.g. 10 or 2.5)")
-    state().jq_deadline = seconds
-    _store_memory_cap()
-
-
-def _store_memory_cap() -> None:
-    """`$WMAP_JQ_MEMORY_MB` (no flag): read with the deadline, so a bad value is a usage error up front too."""
-    given = os.environ.get(ENV_JQ_MEMORY, "").strip()
-    if given and not (given.isascii() and given.isdigit()):
-        raise UsageError(f"${ENV_JQ_MEMORY} is {given!r}; give a whole number of MiB (e.g. 512; 0: no cap)")
-    state().jq_memory_mb = int(given) if given else None
-
-
-def _complete_mode(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    return [mode for mode in JQ_MODES if mode.startswith(incomplete)]
-
-
-def jq_options(f: F) -> F:
-    """`--jq-mode` and `--jq-deadline` on the root command (their values go to the run's state)."""
-    f = click.option(
-        "--jq-deadline",
-        default=None,
-        metavar="SECONDS",
-        expose_value=False,
-        callback=_store_deadline,
-        help="How long one jq evaluation may run in the worker before it is stopped [default: 10; "
-        f"${ENV_JQ_DEADLINE}].",
-    )(f)
-    return click.option(
-        "--jq-mode",
-        default=None,
-        metavar="[" + "|".join(JQ_MODES) + "]",
-        expose_value=False,
-        callback=_store_mode,
-        shell_complete=_complete_mode,
-        help="Where definitions' jq expressions run: auto (cluster definitions in a worker process with a "
-        f"deadline, local and built-in ones in process), inprocess, or worker [default: auto; ${ENV_JQ_MODE}].",
-    )(f)

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from workload_map.cli.errors import CLIError, UsageError
+from workload_map.model import DocumentError, read_documents
+from workload_map.model.yamlio import iter_files
 
 # Kinds that are never workloads, whatever they hold (checked before looking for pod containers).
 NOT_WORKLOADS = frozenset(
@@ -179,8 +181,6 @@ def _scalar_text(value: Any) -> str:
 
 def _files_of(raw: str) -> tuple[list[Path], bool]:
     """The files an input names and whether it was a directory."""
-    from workload_map.model.yamlio import iter_files
-
     if raw == "-":
         return [Path("-")], False
     path = Path(raw)
@@ -199,8 +199,6 @@ def read_manifests(inputs: Sequence[str]) -> Manifests:
 
     A missing or unreadable file is exit 1; a file that is not YAML (or JSON) is exit 2, naming the line.
     """
-    from workload_map.model import DocumentError, read_documents
-
     documents: list[Manifest] = []
     directories = False
     lists = False

@@ -1,5 +1,5 @@
 """Options shared by commands: `-o/--output` (with config and environment defaults), `--definitions`, the limits,
-and the kubectl connection flags (for the commands that read a cluster).
+and the kubectl connection flags, `--cache-dir` and `--chunk-size` (for the commands that read a cluster).
 
 A command declares its output formats once with an `OutputSpec`, decorates itself with `output_option(spec)`, and
 calls `resolve_output(spec, value)` in its body: an explicit `-o` wins, then `$WMAP_OUTPUT`, then the config file
@@ -8,6 +8,7 @@ calls `resolve_output(spec, value)` in its body: an explicit `-o` wins, then `$W
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from workload_map.cli.config import ENV_OUTPUT
+from workload_map.cli.context import state
 from workload_map.cli.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -89,8 +91,6 @@ def resolve_output(spec: OutputSpec, explicit: str | None) -> str:
     env = os.environ.get(ENV_OUTPUT, "").strip()
     if env:
         return _configured_output(spec, env, f"${ENV_OUTPUT}")
-    from workload_map.cli.context import state
-
     configured = state().config.output_for(spec.command)
     if configured is not None:
         value, where = configured
@@ -179,7 +179,13 @@ def component_limit_option(default: int, what: str) -> Callable[[F], F]:
 
 @dataclass(frozen=True)
 class ConnectionOptions:
-    """The kubectl connection flags a cluster command was given (None: not given, use the kubeconfig's)."""
+    """The kubectl connection flags as given on the command line (None: not given, the kubeconfig decides).
+
+    These are the flags, not the connection: `request_timeout` is the text of `--request-timeout`, and "not given"
+    is kept apart from any value, because what the flags mean is decided where the cluster is opened
+    (`cli.live.connection_settings` parses them into the cluster layer's `ConnectionSettings`, with the timeout
+    the command uses when the flag is absent). A file-mode command that never opens a cluster never parses them.
+    """
 
     kubeconfig: str | None = None
     context: str | None = None
@@ -220,8 +226,6 @@ def connection_options(f: F) -> F:
 
 
 def _gather_connection(f: Callable[..., Any]) -> Callable[..., Any]:
-    import functools
-
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         values = {key[len("conn_") :]: kwargs.pop(key) for key in list(kwargs) if key.startswith("conn_")}
@@ -229,3 +233,34 @@ def _gather_connection(f: Callable[..., Any]) -> Callable[..., Any]:
         return f(*args, **kwargs)
 
     return wrapper
+
+
+# --- the live commands' discovery cache and paging ------------------------------------------------------------
+
+
+def cache_dir_option(f: F) -> F:
+    return click.option(
+        "--cache-dir",
+        "cache_dir",
+        metavar="DIR",
+        default=None,
+        help="Where the discovery cache lives [default: $WMAP_CACHE_DIR, else ~/.cache/workload-map]; "
+        "entries are kept 10 minutes.",
+    )(f)
+
+
+def chunk_size_option(f: F) -> F:
+    def check(ctx: click.Context, param: click.Parameter, value: int) -> int:
+        if value < 0:
+            raise click.BadParameter("must not be negative (0: no paging)", ctx=ctx, param=param)
+        return value
+
+    return click.option(
+        "--chunk-size",
+        type=int,
+        default=500,
+        show_default=True,
+        metavar="N",
+        callback=check,
+        help="Read lists in pages of N objects (0: one request).",
+    )(f)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import click
+from click.shell_completion import get_completion_class
+
+from workload_map.cli.root import COMPLETE_VAR, cli
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -22,10 +25,6 @@ with wmap, which must be on PATH.
 @click.command(help=_HELP, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("shell", type=click.Choice(SHELLS))
 def completion(shell: str) -> None:
-    from click.shell_completion import get_completion_class
-
-    from workload_map.cli.app import COMPLETE_VAR, cli
-
     completer = get_completion_class(shell)
     if completer is None:  # pragma: no cover - the choices are click's own shells
         raise click.BadParameter(f"no completion for {shell}")

@@ -6,18 +6,16 @@ import datetime
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 
+from workload_map.resources.quantity import format_quantity
+
 
 def cpu_text(amount: Fraction | int) -> str:
     """A CPU amount as Kubernetes prints it: `4`, `500m`, `0`."""
-    from workload_map.resources.quantity import format_quantity
-
     return format_quantity(amount, "cpu")
 
 
 def memory_text(amount: Fraction | int) -> str:
     """A memory amount: binary when exact (`16Gi`), else decimal (`70M`), `0` for nothing."""
-    from workload_map.resources.quantity import format_quantity
-
     return format_quantity(amount, "memory")
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 from typing import IO, Any
 
+import msgspec
+import yaml
+
 
 def to_json(value: Any) -> str:
     """2-space indented JSON, as `json.dumps(value, indent=2, ensure_ascii=False)` writes it, through msgspec's C
     encoder (the standard library falls back to pure Python when indenting: ~75x slower on a 500-view list)."""
-    import msgspec
-
     try:
         text: str = msgspec.json.format(msgspec.json.encode(value), indent=2).decode("utf-8")
     except (TypeError, msgspec.EncodeError):
@@ -20,8 +21,6 @@ def to_json(value: Any) -> str:
 
 
 def to_yaml(value: Any) -> str:
-    import yaml
-
     dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     text: str = yaml.dump(
         value, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=120
