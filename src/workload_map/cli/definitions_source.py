@@ -13,15 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from workload_map.cli.context import state
+from workload_map.catalog import DefinitionRegistry, builtin_definitions
+from workload_map.cli.context import Reporter
 from workload_map.cli.errors import CLIError, UsageError
-
-if TYPE_CHECKING:
-    from workload_map.catalog import DefinitionRegistry
-    from workload_map.model import Karta
-    from workload_map.validation import Finding
+from workload_map.model import DefinitionError, Karta, scan_definitions
+from workload_map.validation import Finding, errors, validate
 
 
 class ClusterDefinitionSource(Protocol):
@@ -36,9 +34,6 @@ class ClusterDefinitionSource(Protocol):
 
 def load_local_definitions(paths: Sequence[str]) -> list[Karta]:
     """Every definition in the files and directories of `--definitions`, loaded and validated strictly."""
-    from workload_map.model import DefinitionError, Karta, scan_definitions
-    from workload_map.validation import errors, validate
-
     found: list[Karta] = []
     for raw in paths:
         if raw != "-" and not Path(raw).exists():
@@ -75,15 +70,15 @@ def _finding(finding: Finding) -> str:
 def build_registry(
     local_paths: Sequence[str] = (),
     *,
+    report: Reporter,
     cluster: ClusterDefinitionSource | None = None,
     catalog: bool = True,
 ) -> DefinitionRegistry:
     """A registry with the local definitions, the cluster's (if a source is given) and the built-in catalog.
 
-    Registry warnings (two definitions of one origin for the same kind) are passed on as CLI warnings.
+    The cluster source's warnings and the registry's (two definitions of one origin for the same kind) go to
+    `report`.
     """
-    from workload_map.catalog import DefinitionRegistry, builtin_definitions
-
     registry = DefinitionRegistry()
     local = load_local_definitions(local_paths)
     if local:
@@ -91,10 +86,10 @@ def build_registry(
     if cluster is not None:
         definitions, warnings = cluster.load()
         for message in warnings:
-            state().warn(message)
+            report.warn(message)
         registry.add("cluster", definitions)
     if catalog:
         registry.add("catalog", builtin_definitions())
     for message in registry.warnings:
-        state().warn(message)
+        report.warn(message)
     return registry

@@ -1,6 +1,12 @@
-"""What every live command (`get`, `describe TYPE/NAME`, `suspend`, `resume`, `gang TYPE/NAME`) shares: the
-`--cache-dir` flag, TYPE/NAME arguments, opening a cluster session (connection, discovery, definitions), and the
-mapping of cluster errors to exit codes.
+"""The CLI's cluster seam: what every live command (`get`, `describe TYPE/NAME`, `suspend`, `resume`,
+`gang TYPE/NAME`) shares: TYPE/NAME arguments, the connection flags parsed into the cluster layer's
+`ConnectionSettings`, opening a cluster session (connection, discovery, definitions), and the mapping of cluster
+errors to exit codes.
+
+This module and the live command modules (`commands.get`, `commands.suspend`, `commands.live_describe`,
+`commands.live_gang`) are the only CLI modules that import `workload_map.cluster` (an import-linter contract); a
+command that also works offline (`describe -f`, `gang -f`, `definitions`) imports its live half only when it goes
+to the cluster, so the offline path never loads the cluster layer.
 
     with live_session(connection, cache_dir=..., definition_paths=...) as session:
         rtype = session.resolve(token)
@@ -13,57 +19,40 @@ TYPE is 2; a missing workload or an uninstalled type asked for by name is 3; a T
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
-
-import click
+from typing import TYPE_CHECKING, Any
 
 from workload_map.cli.context import state
+from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import EXIT_WORKLOAD_NOT_FOUND, CLIError, NoDefinition, UsageError
+from workload_map.cli.options import ConnectionOptions
+from workload_map.cluster import (
+    DEFAULT_REQUEST_TIMEOUT,
+    AmbiguousType,
+    Cluster,
+    ClusterError,
+    ConnectionSettings,
+    KubeconfigError,
+    NotServed,
+    ResolvedType,
+    TypeNotCovered,
+    WorkloadNotFound,
+    parse_duration,
+)
+from workload_map.cluster.kubeconfig import DEFAULT_KUBECONFIG, SERVICE_ACCOUNT_DIR
 
 if TYPE_CHECKING:
     from workload_map.catalog import DefinitionRegistry
-    from workload_map.cli.options import ConnectionOptions
-    from workload_map.cluster import Cluster, ResolvedType
     from workload_map.model import Karta
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 NO_DEFINITION_HINT = (
     '"wmap definitions" lists the types Karta definitions cover; add a definition for this one with --definitions '
     "FILE, or apply a Karta definition to the cluster"
 )
-
-
-def cache_dir_option(f: F) -> F:
-    return click.option(
-        "--cache-dir",
-        "cache_dir",
-        metavar="DIR",
-        default=None,
-        help="Where the discovery cache lives [default: $WMAP_CACHE_DIR, else ~/.cache/workload-map]; "
-        "entries are kept 10 minutes.",
-    )(f)
-
-
-def chunk_size_option(f: F) -> F:
-    def check(ctx: click.Context, param: click.Parameter, value: int) -> int:
-        if value < 0:
-            raise click.BadParameter("must not be negative (0: no paging)", ctx=ctx, param=param)
-        return value
-
-    return click.option(
-        "--chunk-size",
-        type=int,
-        default=500,
-        show_default=True,
-        metavar="N",
-        callback=check,
-        help="Read lists in pages of N objects (0: one request).",
-    )(f)
 
 
 # --- TYPE/NAME ------------------------------------------------------------------------------------------------
@@ -111,14 +100,6 @@ def parse_target(args: tuple[str, ...], *, name_required: bool, command: str) ->
 
 def cli_error(exc: BaseException) -> CLIError:
     """The CLI error (message, hint, exit code) for a cluster-layer error."""
-    from workload_map.cluster import (
-        AmbiguousType,
-        ClusterError,
-        NotServed,
-        TypeNotCovered,
-        WorkloadNotFound,
-    )
-
     if isinstance(exc, (NotServed, WorkloadNotFound)):
         return CLIError(exc.message, hint=exc.hint, exit_code=EXIT_WORKLOAD_NOT_FOUND)
     if isinstance(exc, TypeNotCovered):
@@ -133,8 +114,6 @@ def cli_error(exc: BaseException) -> CLIError:
 @contextmanager
 def translate_errors() -> Iterator[None]:
     """Cluster errors raised inside become CLI errors with the right exit code."""
-    from workload_map.cluster import ClusterError
-
     try:
         yield
     except ClusterError as exc:
@@ -165,11 +144,12 @@ class LiveSession:
             return self.cluster.resolve_type(token, self.registry)
 
 
-def connection_settings(connection: ConnectionOptions) -> Any:
-    """The cluster layer's `ConnectionSettings` from the CLI flags (a bad `--request-timeout` is exit 2)."""
-    from workload_map.cluster import DEFAULT_REQUEST_TIMEOUT, ConnectionSettings, KubeconfigError, parse_duration
-
-    timeout: float | None = DEFAULT_REQUEST_TIMEOUT
+def connection_settings(
+    connection: ConnectionOptions, *, request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
+) -> ConnectionSettings:
+    """The cluster layer's `ConnectionSettings` from the CLI flags; `request_timeout` (seconds, None: no limit) is
+    used when `--request-timeout` is not given. A bad `--request-timeout` is exit 2."""
+    timeout = request_timeout
     if connection.request_timeout is not None:
         try:
             timeout = parse_duration(connection.request_timeout)
@@ -198,9 +178,6 @@ def live_session(
 ) -> Iterator[LiveSession]:
     """Connect (kubeconfig and flags), read discovery (an unreachable server fails here, once), load the definitions
     (local files, the cluster's Kartas, the catalog) and yield the session; cluster errors become CLI errors."""
-    from workload_map.cli.definitions_source import build_registry
-    from workload_map.cluster import Cluster
-
     settings = connection_settings(connection)
     debug = state().debug
     with translate_errors():
@@ -211,7 +188,7 @@ def live_session(
         try:
             # Local files are read (and checked) first, then the cluster's Kartas: the first request, so an
             # unreachable server or refused credentials fail here, once.
-            registry = build_registry(definition_paths, cluster=_RequiredClusterSource(cluster, debug))
+            registry = build_registry(definition_paths, report=state(), cluster=_RequiredClusterSource(cluster, debug))
             if len(registry) == 0:
                 raise NoDefinition("no Karta definitions available (catalog empty and no cluster definitions)")
             cluster.discovery_document()
@@ -252,10 +229,6 @@ the built-in definitions should not wait 30 s on a cluster that does not answer.
 def kubeconfig_configured(connection: ConnectionOptions) -> bool:
     """Whether there is a cluster to try: a connection flag, `$KUBECONFIG`, `~/.kube/config` or the in-cluster
     service account. False only when there is none of them (then the cluster is left out silently)."""
-    import os
-
-    from workload_map.cluster.kubeconfig import DEFAULT_KUBECONFIG, SERVICE_ACCOUNT_DIR
-
     flags = (connection.kubeconfig, connection.context, connection.cluster, connection.user, connection.server)
     if any(flags) or connection.token:
         return True
@@ -277,13 +250,7 @@ class OptionalClusterSource:
         self.debug = debug
 
     def load(self) -> tuple[list[Karta], list[str]]:
-        from dataclasses import replace
-
-        from workload_map.cluster import Cluster, ClusterError
-
-        settings = connection_settings(self.connection)
-        if self.connection.request_timeout is None:
-            settings = replace(settings, request_timeout=OPTIONAL_REQUEST_TIMEOUT)
+        settings = connection_settings(self.connection, request_timeout=OPTIONAL_REQUEST_TIMEOUT)
         try:
             cluster = Cluster(settings, cache_dir=None, log=_debug_log if self.debug else None)
         except ClusterError as exc:

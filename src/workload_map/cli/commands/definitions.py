@@ -7,11 +7,13 @@ used or reached is a warning, and the other definitions are still listed (exit 0
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+from workload_map.catalog import Entry
 from workload_map.cli.context import state
+from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import CLIError, UsageError
 from workload_map.cli.options import (
     ConnectionOptions,
@@ -22,10 +24,9 @@ from workload_map.cli.options import (
     output_option,
     resolve_output,
 )
-
-if TYPE_CHECKING:
-    from workload_map.catalog import Entry
-    from workload_map.model import Karta
+from workload_map.cli.render import machine
+from workload_map.cli.render.text import align, seg, write_lines
+from workload_map.model import Karta, to_dict
 
 OUTPUT = OutputSpec("definitions", ("table", "json", "yaml"))
 COLUMNS = ("NAME", "GROUP/VERSION/KIND", "COMPONENTS", "STATUSES", "SUSPEND", "GANG", "ORIGIN")
@@ -145,11 +146,11 @@ def definitions(
 ) -> None:
     _check_filters(name, group, kind, version)
     fmt = resolve_output(OUTPUT, output)
-    from workload_map.cli.definitions_source import build_registry
+    # The cluster seam: the cluster layer is imported only here, where the cluster's definitions are read.
     from workload_map.cli.live import optional_cluster_source
 
     cluster = optional_cluster_source(connection or ConnectionOptions())
-    registry = build_registry(definition_paths, cluster=cluster)
+    registry = build_registry(definition_paths, report=state(), cluster=cluster)
     entries: list[Entry]
     if name is not None:
         found = registry.by_name(name)
@@ -179,9 +180,6 @@ def definitions(
 
     out = state().stdout
     if fmt in ("json", "yaml"):
-        from workload_map.cli.render import machine
-        from workload_map.model import to_dict
-
         value: Any
         if name is not None:
             value = to_dict(entries[0].karta)
@@ -192,8 +190,6 @@ def definitions(
     if not entries:
         state().note("No Karta definitions found.")
         return
-    from workload_map.cli.render.text import align, seg, write_lines
-
     rows = [[seg(title, "heading") for title in COLUMNS]]
     for entry in entries:
         karta = entry.karta

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from workload_map.cli.context import state
+from workload_map.catalog import DefinitionRegistry
+from workload_map.cli.context import Reporter, state
+from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import (
     EXIT_ERROR,
     EXIT_NO_DEFINITION,
@@ -28,11 +29,12 @@ from workload_map.cli.errors import (
     NoDefinition,
     UsageError,
 )
-from workload_map.cli.live import cache_dir_option
+from workload_map.cli.jqmode import definition_policy
 from workload_map.cli.manifests import NOT_WORKLOADS, Manifest, Manifests, read_manifests
 from workload_map.cli.options import (
     ConnectionOptions,
     OutputSpec,
+    cache_dir_option,
     component_limit_option,
     connection_options,
     definitions_option,
@@ -41,28 +43,15 @@ from workload_map.cli.options import (
     pod_limit_option,
     resolve_output,
 )
-
-if TYPE_CHECKING:
-    from workload_map.catalog import DefinitionRegistry
-    from workload_map.cli.render.tree import Origin
-    from workload_map.view import WorkloadView
+from workload_map.cli.pipeline import Failed, PolicyFor, Uncovered, Untyped, from_manifests
+from workload_map.cli.render import machine
+from workload_map.cli.views import Described, tree_origin, view_list, view_of, write_views
 
 OUTPUT = OutputSpec("describe", ("tree", "json", "yaml"), aliases={"table": "tree"})
-LIST_KIND = "WorkloadViewList"
 NO_DEFINITION_HINT = (
     '"wmap definitions" lists the types Karta definitions cover; add a definition for this one with --definitions FILE'
 )
 MAX_SKIPPED_LISTED = 10
-
-
-@dataclass(frozen=True)
-class Described:
-    """One workload resolved from a manifest (None for a live object): its view, and what the renderer says
-    about where it came from."""
-
-    manifest: Manifest | None
-    view: WorkloadView
-    origin: Origin
 
 
 @dataclass(frozen=True)
@@ -121,17 +110,16 @@ def _broken(manifest: Manifest, code: int, message: str, *, single: bool, hint: 
     return Problem(manifest, code, message, payload, hint=hint)
 
 
-def describe_manifests(manifests: Manifests, registry: DefinitionRegistry) -> Outcome:
-    """Resolve every document through the registry into views (pure: prints nothing, only collects)."""
-    from workload_map.cli.jqmode import definition_policy
-    from workload_map.cli.render.tree import Origin
-    from workload_map.resolve import ResolveError, Workload
-    from workload_map.view import build_view
-
+def describe_manifests(
+    manifests: Manifests, registry: DefinitionRegistry, *, policy_for: PolicyFor, report: Reporter
+) -> Outcome:
+    """Resolve every document through the registry into views (`cli.pipeline`, then `cli.views`): prints nothing;
+    the views' extraction errors go to `report`, and the jq policy of each definition comes from `policy_for`."""
     outcome = Outcome()
     single = manifests.single
-    for manifest in manifests.documents:
-        if not manifest.has_type:
+    for found in from_manifests(manifests.documents, registry, policy_for):
+        if isinstance(found, Untyped):
+            manifest = found.manifest
             if single:
                 what = "is not a mapping" if not isinstance(manifest.value, dict) else "declares no apiVersion and kind"
                 outcome.problems.append(
@@ -145,30 +133,19 @@ def describe_manifests(manifests: Manifests, registry: DefinitionRegistry) -> Ou
                 )
             else:
                 outcome.skipped.append((manifest, "not a Kubernetes object (no apiVersion and kind)"))
-            continue
-        resolved = registry.for_object(manifest.value)
-        if resolved is None:
-            if single or manifest.workload_like:
-                outcome.problems.append(_no_definition(manifest, single=single))
+        elif isinstance(found, Uncovered):
+            if single or found.manifest.workload_like:
+                outcome.problems.append(_no_definition(found.manifest, single=single))
             else:
-                outcome.skipped.append((manifest, "not a workload"))
-            continue
-        try:
-            policy = definition_policy(resolved.karta.name, resolved.origin)
-            workload = Workload(resolved.karta, manifest.value, policy=policy)
-            view = build_view(workload.resolve(), origin=resolved.origin)
-        except ResolveError as exc:
-            outcome.problems.append(_broken(manifest, EXIT_ERROR, f"{manifest.label}: {exc}", single=single))
-            continue
-        for error in view.errors:
-            state().warn(f"{view.kind}/{view.name} ({manifest.label}): {error}")
-        root = resolved.karta.root_gvk
-        origin = Origin(
-            source=manifest.label,
-            manifest_status=manifest.has_status,
-            definition_version=None if resolved.exact or root is None else root.version,
-        )
-        outcome.described.append(Described(manifest, view, origin))
+                outcome.skipped.append((found.manifest, "not a workload"))
+        elif isinstance(found, Failed):
+            message = f"{found.manifest.label}: {found.error}"
+            outcome.problems.append(_broken(found.manifest, EXIT_ERROR, message, single=single))
+        else:
+            view = view_of(found)
+            for error in view.errors:
+                report.warn(f"{view.kind}/{view.name} ({found.label}): {error}")
+            outcome.described.append(Described(view, tree_origin(found)))
     return outcome
 
 
@@ -177,85 +154,19 @@ def describe_manifests(manifests: Manifests, registry: DefinitionRegistry) -> Ou
 
 def list_document(outcome: Outcome) -> dict[str, Any]:
     """The `WorkloadViewList` printed for a stream, a directory or a List under -o json|yaml."""
-    from workload_map.view import SCHEMA_VERSION
-
-    return {
-        "schemaVersion": SCHEMA_VERSION,
-        "kind": LIST_KIND,
-        "count": len(outcome.described),
-        "items": [item.view.to_dict() for item in outcome.described],
-        "skipped": [
-            {
-                "source": manifest.label,
-                "apiVersion": manifest.api_version,
-                "kind": manifest.kind,
-                "name": manifest.name,
-                "reason": reason,
-            }
-            for manifest, reason in outcome.skipped
-        ],
-        "errors": [problem.payload for problem in outcome.problems],
-    }
-
-
-def _sum(views: Sequence[WorkloadView], resource: str) -> Fraction:
-    return sum((Fraction(view.resources.requests.get(resource, 0)) for view in views), Fraction(0))
-
-
-def grand_total(views: Sequence[WorkloadView]) -> str:
-    """`Total of 3 workloads: 17 replicas, 105 GPUs, CPU 85, memory 474Gi` (accelerators named too)."""
-    from workload_map.cli.render.fmt import accelerator_labels, cpu_text, memory_text
-
-    replicas = sum(view.replicas.desired for view in views)
-    gpus = sum(view.resources.gpus for view in views)
-    accelerators: dict[str, int] = {}
-    for view in views:
-        for name, count in view.resources.accelerators.items():
-            accelerators[name] = accelerators.get(name, 0) + count
-    labels = accelerator_labels(accelerators)
-    parts = [
-        f"{replicas} replica{'s' * (replicas != 1)}",
-        f"{gpus} GPU{'s' * (gpus != 1)}",
-        *(f"{labels[name]} {count}" for name, count in sorted(accelerators.items())),
-        f"CPU {cpu_text(_sum(views, 'cpu'))}",
-        f"memory {memory_text(_sum(views, 'memory'))}",
+    skipped = [
+        {
+            "source": manifest.label,
+            "apiVersion": manifest.api_version,
+            "kind": manifest.kind,
+            "name": manifest.name,
+            "reason": reason,
+        }
+        for manifest, reason in outcome.skipped
     ]
-    return f"Total of {len(views)} workloads: {', '.join(parts)}"
-
-
-def render_described(
-    described: Sequence[Described], fmt: str, *, pod_limit: int = 0, component_limit: int = 0, bare: bool = True
-) -> None:
-    """Print views in `fmt` (tree, json or yaml) on stdout: one bare view when `bare` and there is one, else a
-    list. Live `describe` (the cluster issue) calls this too."""
-    out = state().stdout
-    if fmt in ("json", "yaml"):
-        from workload_map.cli.render import machine
-
-        if bare and len(described) == 1:
-            machine.write(described[0].view.to_dict(), fmt, out)
-        else:
-            machine.write(list_document(Outcome(described=list(described))), fmt, out)
-        return
-    from workload_map.cli.render.text import Line, write_lines
-    from workload_map.cli.render.tree import TreeOptions, render_workload
-
-    color = state().color(out)
-    encoding = (getattr(out, "encoding", "") or "").lower().replace("-", "")
-    options = TreeOptions(
-        pod_limit=pod_limit,
-        component_limit=component_limit,
-        width=state().width(out),
-        unicode=color and encoding == "utf8",
+    return view_list(
+        [item.view for item in outcome.described], skipped, [problem.payload for problem in outcome.problems]
     )
-    lines: list[Line] = []
-    for index, item in enumerate(described):
-        if index:
-            lines += [[], [("---", "glyph")], []]
-        lines += render_workload(item.view, options, item.origin)
-    if len(described) > 1:
-        lines += [[], [("---", "glyph")], [], [(grand_total([item.view for item in described]), "total")]]
-    write_lines(lines, out, color=color)
 
 
 def _skipped_note(skipped: Sequence[tuple[Manifest, str]]) -> str:
@@ -318,7 +229,8 @@ def describe(
             f'--filename reads the kind from the manifest, so it cannot be combined with "{" ".join(args)}"'
         )
     if not files:
-        if args:  # a live workload: TYPE/NAME or TYPE NAME (the cluster issue; docs/live.md)
+        if args:  # a live workload: TYPE/NAME or TYPE NAME (docs/live.md)
+            # The cluster seam: imported only to go to the cluster, so `describe -f` never loads the cluster layer.
             from workload_map.cli.commands.live_describe import describe_live
 
             describe_live(
@@ -338,29 +250,23 @@ def describe(
     manifests = read_manifests(files)
     if not manifests.documents:
         raise UsageError(f"{', '.join(files)}: no documents (the input is empty)", hint="-f reads Kubernetes manifests")
-    from workload_map.cli.definitions_source import build_registry
-
-    registry = build_registry(definition_paths)
-    outcome = describe_manifests(manifests, registry)
-    machine = fmt in ("json", "yaml")
+    registry = build_registry(definition_paths, report=state())
+    outcome = describe_manifests(manifests, registry, policy_for=definition_policy, report=state())
+    machine_output = fmt in ("json", "yaml")
 
     if manifests.single:
         if outcome.problems:
             problem = outcome.problems[0]
-            if machine and problem.uncovered:
-                from workload_map.cli.render import machine as machine_out
-
-                machine_out.write(problem.payload, fmt, state().stdout)
+            if machine_output and problem.uncovered:
+                machine.write(problem.payload, fmt, state().stdout)
             raise CLIError(problem.message, hint=problem.hint, exit_code=problem.code)
-        render_described(outcome.described, fmt, pod_limit=pod_limit, component_limit=component_limit)
+        write_views(outcome.described, fmt, pod_limit=pod_limit, component_limit=component_limit)
         return
 
-    if machine:
-        from workload_map.cli.render import machine as machine_out
-
-        machine_out.write(list_document(outcome), fmt, state().stdout)
+    if machine_output:
+        machine.write(list_document(outcome), fmt, state().stdout)
     elif outcome.described:
-        render_described(outcome.described, fmt, pod_limit=pod_limit, component_limit=component_limit, bare=False)
+        write_views(outcome.described, fmt, pod_limit=pod_limit, component_limit=component_limit, bare=False)
     state().stdout.flush()
     if outcome.skipped:
         state().note(_skipped_note(outcome.skipped))

@@ -4,35 +4,38 @@
     wmap gang -f lws.yaml --format kai --queue q   # KAI PodGroups, one YAML document per object
     wmap gang -f job.yaml --pods pods.yaml         # the plan with each pod's gang
 
-The work is split so the live form (`wmap gang TYPE/NAME`, the cluster issue) can reuse it: `gang_documents(workload,
-pods, options)` turns one resolved workload (and its pods, from a file or the cluster) into the objects to print, and
-`write_documents(documents, output)` prints them. See docs/gang.md.
+The file and the live form (`wmap gang TYPE/NAME`, `commands.live_gang`) share the pipeline: `cli.pipeline` resolves
+the workloads, `cli.plans.gang_documents(workload, pods, options, report)` turns one of them (and its pods, from
+`--pods` or the cluster) into the objects to print, and `cli.plans.write_documents(documents, output)` prints them.
+See docs/gang.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from workload_map.cli.context import state
+from workload_map.catalog import DefinitionRegistry
+from workload_map.cli.context import Reporter, state
+from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import CLIError, NoDefinition, UsageError
-from workload_map.cli.live import cache_dir_option
+from workload_map.cli.jqmode import definition_policy
+from workload_map.cli.manifests import Manifest, read_manifests
 from workload_map.cli.options import (
     ConnectionOptions,
     OutputSpec,
+    cache_dir_option,
     connection_options,
     definitions_option,
     manifest_files_option,
     output_option,
     resolve_output,
 )
-
-if TYPE_CHECKING:
-    from workload_map.cli.manifests import Manifest
-    from workload_map.resolve import Workload
+from workload_map.cli.pipeline import Failed, ResolvedWorkload, Uncovered, Untyped, from_manifests
+from workload_map.cli.plans import GangOptions, gang_documents, write_documents
+from workload_map.pods import OwnerChains
 
 OUTPUT = OutputSpec("gang", ("yaml", "json"))
 FORMATS = ("plan", "kai", "volcano", "coscheduling", "kueue", "workload")
@@ -41,83 +44,11 @@ NO_DEFINITION_HINT = (
 )
 
 
-@dataclass(frozen=True)
-class GangOptions:
-    """What to produce for each workload: the format and the scheduler parameters the plan leaves to the caller."""
-
-    format: str = "plan"
-    queue: str | None = None
-    priority_class: str | None = None
-    priority: int | None = None
-    schedule_timeout_seconds: int | None = None
-    workload_api_version: str = "scheduling.k8s.io/v1alpha2"
-
-
-def gang_documents(
-    workload: Workload, pods: Sequence[Mapping[str, Any]] | None, options: GangOptions
-) -> list[dict[str, Any]]:
-    """The documents to print for one workload: its plan (`format` plan) or the scheduler's objects.
-
-    Raises `CLIError` (exit 1) with a hint when the definition has no gang instructions or breaks a gang rule.
-    """
-    from workload_map.gang import ExportError, GangError, NoGangInstructions, export, plan
-
-    ref = workload.object_ref
-    what = f"{ref.kind}/{ref.name}" if ref.name else ref.kind
-    try:
-        gang_plan = plan(workload.resolve(), pods)
-    except NoGangInstructions as error:
-        raise CLIError(
-            f"{what}: {error}",
-            hint="a definition tells how to gang a workload in spec.optimizationInstructions.gangScheduling",
-        ) from None
-    except GangError as error:
-        raise CLIError(f"{what}: {error}") from None
-    for note in gang_plan.notes:
-        state().warn(f"{what}: {note}")
-    for pod in gang_plan.unplaced:
-        state().warn(f"{what}: pod {pod.name} is in no gang: {pod.error or 'no gang matches it'}")
-    if options.format == "plan":
-        return [gang_plan.to_dict()]
-    try:
-        return export(
-            gang_plan,
-            options.format,
-            queue=options.queue,
-            priority_class=options.priority_class,
-            priority=options.priority,
-            schedule_timeout_seconds=options.schedule_timeout_seconds,
-            workload_api_version=options.workload_api_version,
-        )
-    except (ExportError, GangError) as error:
-        raise CLIError(f"{what}: {error}") from None
-
-
-def write_documents(documents: Sequence[Mapping[str, Any]], output: str) -> None:
-    """YAML: one document per object (`---` between them). JSON: the object itself when there is one, else a
-    `v1` `List` of them (as kubectl prints several)."""
-    from workload_map.cli.render import machine
-
-    out = state().stdout
-    if output == "json":
-        if len(documents) == 1:
-            machine.write(documents[0], "json", out)
-        else:
-            machine.write({"apiVersion": "v1", "kind": "List", "items": list(documents)}, "json", out)
-        return
-    for index, document in enumerate(documents):
-        if index:
-            out.write("---\n")
-        machine.write(document, "yaml", out)
-
-
 # --- reading the inputs ---------------------------------------------------------------------------------------
 
 
 def _pods_and_owners(paths: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Pods (kind Pod) and every other object (their owners: ReplicaSets, Jobs, StatefulSets) of the --pods files."""
-    from workload_map.cli.manifests import read_manifests
-
     pods: list[dict[str, Any]] = []
     owners: list[dict[str, Any]] = []
     for manifest in read_manifests(paths).documents:
@@ -139,17 +70,16 @@ def _uid(value: Mapping[str, Any]) -> str:
 
 
 def _scope_pods(
-    workloads: Sequence[tuple[Manifest, Workload]],
+    workloads: Sequence[ResolvedWorkload],
     pods: list[dict[str, Any]],
     owners: list[dict[str, Any]],
+    report: Reporter,
 ) -> list[list[dict[str, Any]]]:
     """The given pods of each workload: all of them for one workload (the caller scoped them), else by owner chain
     (each pod goes to the workload whose UID its chain reaches)."""
-    from workload_map.pods import OwnerChains
-
     if len(workloads) == 1:
         return [pods]
-    uids = [_uid(manifest.value) for manifest, _ in workloads]
+    uids = [_uid(workload.manifest.value) if workload.manifest else "" for workload in workloads]
     if not all(uids):
         raise UsageError(
             "--pods with several workloads needs metadata.uid on each workload to tell their pods apart",
@@ -165,40 +95,31 @@ def _scope_pods(
             continue
         scoped[uids.index(root)].append(pod)
     if stray:
-        state().warn(f"{stray} pod{'s' * (stray != 1)} of --pods belong to none of the workloads (owner chain)")
+        report.warn(f"{stray} pod{'s' * (stray != 1)} of --pods belong to none of the workloads (owner chain)")
     return scoped
 
 
-def _resolve_all(manifests: Sequence[Manifest], definition_paths: Sequence[str]) -> list[tuple[Manifest, Workload]]:
-    """The covered workloads of the input, each under its definition's jq policy (chosen by the definition's
-    origin)."""
-    from workload_map.cli.definitions_source import build_registry
-    from workload_map.cli.jqmode import definition_policy
-    from workload_map.resolve import ResolveError, Workload
-
-    registry = build_registry(definition_paths)
-    found: list[tuple[Manifest, Workload]] = []
+def _resolve_all(
+    manifests: Sequence[Manifest], registry: DefinitionRegistry, report: Reporter
+) -> list[ResolvedWorkload]:
+    """The covered workloads of the input (`cli.pipeline`), each under its definition's jq policy (chosen by the
+    definition's origin); uncovered workloads go to `report`, or are the error when nothing is covered."""
+    found: list[ResolvedWorkload] = []
     uncovered: list[Manifest] = []
-    for manifest in manifests:
-        if not manifest.has_type:
-            continue
-        resolved = registry.for_object(manifest.value)
-        if resolved is None:
-            if manifest.workload_like:
-                uncovered.append(manifest)
-            continue
-        try:
-            policy = definition_policy(resolved.karta.name, resolved.origin)
-            workload = Workload(resolved.karta, manifest.value, policy=policy)
-        except ResolveError as error:
-            raise CLIError(f"{manifest.label}: {error}") from None
-        found.append((manifest, workload))
+    for item in from_manifests(manifests, registry, definition_policy):
+        if isinstance(item, Failed):
+            raise CLIError(f"{item.manifest.label}: {item.error}")
+        if isinstance(item, Uncovered):
+            if item.manifest.workload_like:
+                uncovered.append(item.manifest)
+        elif not isinstance(item, Untyped):
+            found.append(item)
     for manifest in uncovered:
         name = f' "{manifest.name}"' if manifest.name else ""
         message = f"no definition covers {manifest.gvk_text}{name} ({manifest.label})"
         if not found and len(uncovered) == 1:
             raise NoDefinition(message, hint=NO_DEFINITION_HINT)
-        state().warn(message)
+        report.warn(message)
     if not found:
         if uncovered:
             raise NoDefinition("no workload of the input is covered by a definition", hint=NO_DEFINITION_HINT)
@@ -308,10 +229,11 @@ def gang(
         workload_api_version=f"scheduling.k8s.io/{workload_api_version}",
     )
     if not files:
-        if args:  # a live workload: TYPE/NAME or TYPE NAME (the cluster issue; docs/live.md)
+        if args:  # a live workload: TYPE/NAME or TYPE NAME (docs/live.md)
+            # The cluster seam: imported only to go to the cluster, so `gang -f` never loads the cluster layer.
             from workload_map.cli.commands.live_gang import gang_live
 
-            _warn_unused(options)
+            _warn_unused(options, state())
             gang_live(
                 args,
                 options=options,
@@ -326,32 +248,36 @@ def gang(
     if [*files, *pod_files, *definition_paths].count("-") > 1:
         raise UsageError("only one of -f, --pods and --definitions can read stdin (-)")
     output_format = resolve_output(OUTPUT, output)
-    _warn_unused(options)
-
-    from workload_map.cli.manifests import read_manifests
+    report = state()
+    _warn_unused(options, report)
 
     manifests = read_manifests(files)
     if not manifests.documents:
         raise UsageError(f"{', '.join(files)}: no documents (the input is empty)", hint="-f reads Kubernetes manifests")
-    workloads = _resolve_all(manifests.documents, definition_paths)
+    registry = build_registry(definition_paths, report=report)
+    workloads = _resolve_all(manifests.documents, registry, report)
     scoped: list[list[dict[str, Any]] | None] = [None] * len(workloads)
     if pod_files:
         pods, owners = _pods_and_owners(pod_files)
-        scoped = list(_scope_pods(workloads, pods, owners))
+        scoped = list(_scope_pods(workloads, pods, owners, report))
     documents: list[dict[str, Any]] = []
     pairs = list(zip(workloads, scoped, strict=True))
-    plannable = [pair for pair in pairs if pair[0][1].definition.gang_scheduling is not None]
+    plannable = [pair for pair in pairs if pair[0].resolution.karta.gang_scheduling is not None]
     if plannable and len(plannable) < len(pairs):  # e.g. a JobSet with its pods in one file: skip the bare Pods
-        skipped = [manifest.short for (manifest, workload), _ in pairs if workload.definition.gang_scheduling is None]
+        skipped = [_short(workload) for workload, _ in pairs if workload.resolution.karta.gang_scheduling is None]
         shown = ", ".join(skipped[:10]) + (f", and {len(skipped) - 10} more" if len(skipped) > 10 else "")
         state().note(f"skipped {len(skipped)} object{'s' * (len(skipped) != 1)} without gang instructions: {shown}")
         pairs = plannable
-    for (_, workload), pods_of in pairs:
-        documents.extend(gang_documents(workload, pods_of, options))  # under the policy it was built with
+    for workload, pods_of in pairs:
+        documents.extend(gang_documents(workload, pods_of, options, report))
     write_documents(documents, output_format)
 
 
-def _warn_unused(options: GangOptions) -> None:
+def _short(workload: ResolvedWorkload) -> str:
+    return workload.manifest.short if workload.manifest else workload.label
+
+
+def _warn_unused(options: GangOptions, report: Reporter) -> None:
     """Say so when a flag has no field in the chosen format (rather than dropping it silently)."""
     fmt = options.format
     unused: list[str] = []
@@ -364,4 +290,4 @@ def _warn_unused(options: GangOptions) -> None:
     if options.schedule_timeout_seconds is not None and fmt != "coscheduling":
         unused.append("--schedule-timeout")
     if unused:
-        state().warn(f"{', '.join(unused)} {'has' if len(unused) == 1 else 'have'} no field in --format {fmt}: ignored")
+        report.warn(f"{', '.join(unused)} {'has' if len(unused) == 1 else 'have'} no field in --format {fmt}: ignored")

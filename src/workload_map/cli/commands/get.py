@@ -17,34 +17,37 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+from workload_map.catalog import Resolved
 from workload_map.cli.context import state
 from workload_map.cli.errors import UsageError
-from workload_map.cli.live import (
-    cache_dir_option,
-    chunk_size_option,
-    live_session,
-    parse_target,
-    translate_errors,
-)
+from workload_map.cli.jqmode import definition_policy
+from workload_map.cli.live import LiveSession, live_session, parse_target, translate_errors
 from workload_map.cli.options import (
     ConnectionOptions,
     OutputSpec,
+    cache_dir_option,
+    chunk_size_option,
     connection_options,
     definitions_option,
     output_option,
     resolve_output,
 )
-
-if TYPE_CHECKING:
-    from workload_map.catalog import Resolved
-    from workload_map.cli.live import LiveSession
-    from workload_map.cluster import ResolvedType
-    from workload_map.jq import EvaluationPolicy
-    from workload_map.view import WorkloadView
+from workload_map.cli.pipeline import resolve_object
+from workload_map.cli.render import machine
+from workload_map.cli.render.fmt import age
+from workload_map.cli.render.text import PHASE_STYLES, Cell, align, seg, write_lines
+from workload_map.cli.views import view_of
+from workload_map.cluster import ClusterError, Forbidden, NotServed, ResolvedType, top_level
+from workload_map.cluster.labels import selector_problem
+from workload_map.jq import EvaluationPolicy
+from workload_map.model import PRIMARY_PHASE_PRECEDENCE, UNDEFINED
+from workload_map.resolve import ResolveError
+from workload_map.view import WorkloadView
+from workload_map.view.types import identity_dict
 
 OUTPUT = OutputSpec("get", ("table", "wide", "json", "yaml"))
 LIST_WORKERS = 4
@@ -52,8 +55,6 @@ MAX_COMPONENTS_SHOWN = 3
 
 
 def phase_choices() -> tuple[str, ...]:
-    from workload_map.model import PRIMARY_PHASE_PRECEDENCE, UNDEFINED
-
     return (*PRIMARY_PHASE_PRECEDENCE, UNDEFINED)
 
 
@@ -94,8 +95,6 @@ class Row:
     view: WorkloadView | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        from workload_map.view.types import identity_dict
-
         return identity_dict(self)
 
 
@@ -103,8 +102,6 @@ def make_rows(
     objects: Sequence[dict[str, Any]], definition: Resolved, type_label: str, *, wide: bool
 ) -> tuple[list[Row], list[str]]:
     """Resolve each object through the definition (spec and status only); a failure skips it with a warning."""
-    from workload_map.cli.jqmode import definition_policy
-
     policy = definition_policy(definition.karta.name, definition.origin)
     return _make_rows(objects, definition, type_label, wide=wide, policy=policy)
 
@@ -112,9 +109,6 @@ def make_rows(
 def _make_rows(
     objects: Sequence[dict[str, Any]], definition: Resolved, type_label: str, *, wide: bool, policy: EvaluationPolicy
 ) -> tuple[list[Row], list[str]]:
-    from workload_map.resolve import ResolveError, Workload
-    from workload_map.view import build_view
-
     rows: list[Row] = []
     warnings: list[str] = []
     validate = True
@@ -123,13 +117,20 @@ def _make_rows(
         kind = str(obj.get("kind") or type_label)
         name = str(metadata.get("name") or "")
         try:
-            workload = Workload(definition.karta, obj, validate=validate, policy=policy)
+            resolved = resolve_object(
+                definition.karta,
+                obj,
+                label=f"{kind}/{name}",
+                origin=definition.origin,
+                policy=policy,
+                validate=validate,
+            )
             validate = False  # one definition: validated once
-            view = build_view(workload.resolve(), origin=definition.origin) if wide else None
+            view = view_of(resolved) if wide else None
             if view is not None:
                 phase, phases = view.phase, view.phases
             else:
-                status = workload.root.status
+                status = resolved.workload.root.status
                 if status is None:
                     phase, phases = "Undefined", ("Undefined",)
                 else:
@@ -183,8 +184,6 @@ def _one_type(
     wide: bool,
 ) -> list[Row] | None:
     """The rows of one type; None when the type is not installed (a warning says so)."""
-    from workload_map.cluster import NotServed
-
     rtype = session.resolve(token)
     with translate_errors():
         if name is not None:
@@ -212,8 +211,6 @@ def _all_types(
     chunk_size: int,
     wide: bool,
 ) -> list[Row]:
-    from workload_map.cluster import ClusterError, Forbidden, NotServed, ResolvedType, top_level
-
     registry = session.registry
     with translate_errors():
         document = session.cluster.discovery_document()
@@ -281,9 +278,6 @@ def _components_cell(view: WorkloadView | None) -> str:
 
 
 def render_table(rows: Sequence[Row], *, wide: bool, namespaces: bool, types: bool) -> None:
-    from workload_map.cli.render.fmt import age
-    from workload_map.cli.render.text import PHASE_STYLES, Cell, align, seg, write_lines
-
     headers = ["NAME", *(["NAMESPACE"] if namespaces else []), *(["TYPE"] if types else []), "PHASE", "AGE"]
     if wide:
         headers += ["PODS", "GPU", "COMPONENTS", "ORIGIN"]
@@ -316,8 +310,6 @@ def render_table(rows: Sequence[Row], *, wide: bool, namespaces: bool, types: bo
 def render(rows: Sequence[Row], fmt: str, *, bare: bool, namespaces: bool, types: bool, empty_note: str) -> None:
     out = state().stdout
     if fmt in ("json", "yaml"):
-        from workload_map.cli.render import machine
-
         if bare and len(rows) == 1:
             machine.write(rows[0].to_dict(), fmt, out)
         else:
@@ -380,8 +372,6 @@ def get(
     cache_dir: str | None,
     connection: ConnectionOptions,
 ) -> None:
-    from workload_map.cluster.labels import selector_problem
-
     fmt = resolve_output(OUTPUT, output)
     wanted = parse_phases(phases)
     if selector is not None:

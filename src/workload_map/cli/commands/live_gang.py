@@ -2,20 +2,20 @@
 
 The workload and its pods are read as `describe TYPE/NAME` reads them (`Cluster.fetch_workload`: one GET, one pod
 LIST, one metadata LIST per owner kind); the pods whose owner chain reaches the workload are planned with it
-(`LiveWorkload.owned_pods()`), and the gang command's own `gang_documents` / `write_documents` do the rest.
-Called from `gang` when no `-f` is given.
+(`LiveWorkload.owned_pods()`), through the same pipeline as `gang -f` (`cli.pipeline.from_live`, then
+`cli.plans.gang_documents` / `write_documents`). Called from `gang` when no `-f` is given.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError, UsageError
+from workload_map.cli.jqmode import definition_policy
 from workload_map.cli.live import live_session, parse_target, translate_errors
-
-if TYPE_CHECKING:
-    from workload_map.cli.commands.gang import GangOptions
-    from workload_map.cli.options import ConnectionOptions
+from workload_map.cli.options import ConnectionOptions
+from workload_map.cli.pipeline import from_live
+from workload_map.cli.plans import GangOptions, gang_documents, write_documents
+from workload_map.resolve import ResolveError
 
 
 def gang_live(
@@ -28,10 +28,6 @@ def gang_live(
     definition_paths: tuple[str, ...],
     pod_files: tuple[str, ...] = (),
 ) -> None:
-    from workload_map.cli.commands.gang import gang_documents, write_documents
-    from workload_map.cli.jqmode import definition_policy
-    from workload_map.resolve import ResolveError
-
     if pod_files:
         raise UsageError("--pods is for -f: a live workload's pods are read from the cluster")
     token, name = parse_target(args, name_required=True, command="gang")
@@ -40,13 +36,11 @@ def gang_live(
         rtype = session.resolve(token)
         with translate_errors():
             live = session.cluster.fetch_workload(rtype, name, namespace=session.namespace)
-        from workload_map.cli.context import state
-
         for message in live.warnings:
             state().warn(message)
         try:
-            workload = live.workload(policy=definition_policy(rtype.definition.karta.name, rtype.definition.origin))
+            workload = from_live(live, f"{rtype.kind}/{name}", definition_policy)
         except ResolveError as exc:
             raise CLIError(f"{rtype.kind}/{name}: {exc}") from None
-        documents = gang_documents(workload, live.owned_pods(), options)
+        documents = gang_documents(workload, live.owned_pods(), options, state())
     write_documents(documents, output_format)

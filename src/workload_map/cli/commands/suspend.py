@@ -14,21 +14,19 @@ is never overwritten: the server answers 409 and the command reads the object ag
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError
 from workload_map.cli.jqmode import definition_policy
-from workload_map.cli.live import cache_dir_option, live_session, parse_target, translate_errors
-from workload_map.cli.options import ConnectionOptions, connection_options, definitions_option
-
-if TYPE_CHECKING:
-    from workload_map.cli.live import LiveSession
-    from workload_map.cluster import ResolvedType
-    from workload_map.jq import EvaluationPolicy
-    from workload_map.resolve import Workload
+from workload_map.cli.live import LiveSession, live_session, parse_target, translate_errors
+from workload_map.cli.options import ConnectionOptions, cache_dir_option, connection_options, definitions_option
+from workload_map.cli.render import machine
+from workload_map.cluster import Conflict, ResolvedType
+from workload_map.jq import EvaluationPolicy
+from workload_map.resolve import ResolveError, Workload
 
 DRY_RUN_CHOICES = ("none", "client", "server")
 CONFLICT_RETRIES = 3
@@ -52,8 +50,6 @@ class _DryRunCommand(click.Command):
 
 
 def _apply(workload: Workload, verb: str) -> dict[str, Any]:
-    from workload_map.resolve import ResolveError
-
     try:
         if verb == "suspend":
             workload.suspend()
@@ -76,8 +72,6 @@ def _patch_once(
     policy: EvaluationPolicy,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(patch, the object the server returned or None when nothing was sent)."""
-    from workload_map.resolve import Workload
-
     obj = session.cluster.get_object(rtype, name, namespace=namespace)
     workload = Workload(rtype.definition.karta, obj, policy=policy)
     if not workload.can_suspend:
@@ -106,9 +100,6 @@ def run_suspend(
     cache_dir: str | None,
     connection: ConnectionOptions,
 ) -> None:
-    from workload_map.cluster import Conflict
-    from workload_map.resolve import Workload
-
     token, name = parse_target(args, name_required=True, command=verb)
     assert name is not None
     done = "suspended" if verb == "suspend" else "resumed"
@@ -131,8 +122,6 @@ def run_suspend(
             state().note(f"{what} is already {done} (its definition's {verb} actions change nothing)")
             return
         if dry_run == "client":
-            from workload_map.cli.render import machine
-
             machine.write(patch, "json", state().stdout)
             state().note(f"{what} would be {done} with this merge patch (dry run: nothing was sent)")
             return

@@ -1,0 +1,135 @@
+"""The one path from inputs to workloads, shared by the file and the live front ends:
+
+    manifests (-f)  --from_manifests-->  ResolvedWorkload (label, Resolution, origin)  --cli.views-->  WorkloadView
+    a live object   --from_live------->                                                --cli.plans-->  gang documents
+
+`resolve_object` is the step both take: the object through its definition, under the jq policy the caller chooses
+for that definition (`policy_for(name, origin)`: `cli.jqmode.definition_policy` in a command). `from_manifests`
+says, for each document that is not resolved, why (`Untyped`, `Uncovered`, `Failed`), and leaves what to make of
+it to the command (`describe` lists and skips, `gang` warns or stops).
+
+Nothing here prints or reads the run's state. The view step (`cli.views`) and the gang step (`cli.plans`) are
+modules of their own so that `describe` never imports `workload_map.gang` and `gang` never imports
+`workload_map.view`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workload_map.cli.manifests import Manifest
+from workload_map.jq import EvaluationPolicy
+from workload_map.resolve import Resolution, ResolveError, Workload
+
+if TYPE_CHECKING:
+    from workload_map.catalog import DefinitionRegistry
+    from workload_map.cluster import LiveWorkload
+    from workload_map.model import Karta
+
+PolicyFor = Callable[[str, str], EvaluationPolicy]
+"""The jq policy of a definition, by its name and origin (`cli.jqmode.definition_policy`)."""
+
+
+@dataclass(frozen=True)
+class ResolvedWorkload:
+    """One workload of the input resolved through its definition.
+
+    `label` names it in messages (the manifest's file and document, or `Kind/name` for a live object); `origin` is
+    where its definition came from (`local`, `cluster`, `catalog`). `workload` is the `Workload` the resolution
+    was taken of, for strict reads (`get` reads the root status strictly). File mode keeps the `manifest` and, when
+    the definition was written for another version of the kind, that version (`definition_version`).
+    """
+
+    label: str
+    resolution: Resolution
+    origin: str
+    workload: Workload
+    manifest: Manifest | None = None
+    definition_version: str | None = None
+
+
+@dataclass(frozen=True)
+class Untyped:
+    """A document without an apiVersion and kind: there is nothing to find its definition by."""
+
+    manifest: Manifest
+
+
+@dataclass(frozen=True)
+class Uncovered:
+    """A document no definition covers."""
+
+    manifest: Manifest
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A document its definition does not resolve (an invalid definition, or an object of another kind)."""
+
+    manifest: Manifest
+    error: ResolveError
+
+
+Found = ResolvedWorkload | Untyped | Uncovered | Failed
+
+
+def resolve_object(
+    karta: Karta,
+    obj: Mapping[str, Any],
+    *,
+    label: str,
+    origin: str,
+    policy: EvaluationPolicy,
+    validate: bool = True,
+    manifest: Manifest | None = None,
+    definition_version: str | None = None,
+) -> ResolvedWorkload:
+    """`obj` resolved through `karta`, its expressions evaluated under `policy`. `validate=False` skips checking the
+    definition (done once already). Raises `ResolveError` when the definition or the object is invalid."""
+    workload = Workload(karta, obj, validate=validate, policy=policy)
+    return ResolvedWorkload(label, workload.resolve(), origin, workload, manifest, definition_version)
+
+
+def from_manifests(
+    manifests: Iterable[Manifest], registry: DefinitionRegistry, policy_for: PolicyFor
+) -> Iterator[Found]:
+    """Each document, in order: resolved through the registry's definition for its kind, or why not. Lazy: a
+    document is resolved when the caller asks for it."""
+    for manifest in manifests:
+        if not manifest.has_type:
+            yield Untyped(manifest)
+            continue
+        chosen = registry.for_object(manifest.value)
+        if chosen is None:
+            yield Uncovered(manifest)
+            continue
+        root = chosen.karta.root_gvk
+        found: Found
+        try:
+            found = resolve_object(
+                chosen.karta,
+                manifest.value,
+                label=manifest.label,
+                origin=chosen.origin,
+                policy=policy_for(chosen.karta.name, chosen.origin),
+                manifest=manifest,
+                definition_version=None if chosen.exact or root is None else root.version,
+            )
+        except ResolveError as error:
+            found = Failed(manifest, error)
+        yield found
+
+
+def from_live(live: LiveWorkload, label: str, policy_for: PolicyFor) -> ResolvedWorkload:
+    """A workload read from the cluster, resolved through the definition its type was found by. Raises
+    `ResolveError`."""
+    definition = live.type.definition
+    return resolve_object(
+        definition.karta,
+        live.object,
+        label=label,
+        origin=definition.origin,
+        policy=policy_for(definition.karta.name, definition.origin),
+    )

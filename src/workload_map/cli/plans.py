@@ -1,0 +1,85 @@
+"""The gang step of the pipeline (`cli.pipeline`) and its output: the gang plan of a resolved workload (the CLI's
+one call to `workload_map.gang.plan`), or the objects a scheduler needs for it, printed as YAML documents or JSON.
+
+Used by `gang` from files (with the pods of `--pods`, scoped to each workload) and from the cluster (with the pods
+whose owner chain reaches the workload). See docs/gang.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from workload_map.cli.context import Reporter, state
+from workload_map.cli.errors import CLIError
+from workload_map.cli.pipeline import ResolvedWorkload
+from workload_map.cli.render import machine
+from workload_map.gang import ExportError, GangError, NoGangInstructions, export, plan
+
+
+@dataclass(frozen=True)
+class GangOptions:
+    """What to produce for each workload: the format and the scheduler parameters the plan leaves to the caller."""
+
+    format: str = "plan"
+    queue: str | None = None
+    priority_class: str | None = None
+    priority: int | None = None
+    schedule_timeout_seconds: int | None = None
+    workload_api_version: str = "scheduling.k8s.io/v1alpha2"
+
+
+def gang_documents(
+    workload: ResolvedWorkload, pods: Sequence[Mapping[str, Any]] | None, options: GangOptions, report: Reporter
+) -> list[dict[str, Any]]:
+    """The documents to print for one workload: its plan (`format` plan) or the scheduler's objects. The plan's
+    notes and the pods in no gang go to `report`.
+
+    Raises `CLIError` (exit 1) with a hint when the definition has no gang instructions or breaks a gang rule.
+    """
+    ref = workload.resolution.object
+    what = f"{ref.kind}/{ref.name}" if ref.name else ref.kind
+    try:
+        gang_plan = plan(workload.resolution, pods)  # under the policy the workload was resolved with
+    except NoGangInstructions as error:
+        raise CLIError(
+            f"{what}: {error}",
+            hint="a definition tells how to gang a workload in spec.optimizationInstructions.gangScheduling",
+        ) from None
+    except GangError as error:
+        raise CLIError(f"{what}: {error}") from None
+    for note in gang_plan.notes:
+        report.warn(f"{what}: {note}")
+    for pod in gang_plan.unplaced:
+        report.warn(f"{what}: pod {pod.name} is in no gang: {pod.error or 'no gang matches it'}")
+    if options.format == "plan":
+        return [gang_plan.to_dict()]
+    try:
+        return export(
+            gang_plan,
+            options.format,
+            queue=options.queue,
+            priority_class=options.priority_class,
+            priority=options.priority,
+            schedule_timeout_seconds=options.schedule_timeout_seconds,
+            workload_api_version=options.workload_api_version,
+        )
+    except (ExportError, GangError) as error:
+        raise CLIError(f"{what}: {error}") from None
+
+
+def write_documents(documents: Sequence[Mapping[str, Any]], output: str) -> None:
+    """YAML: one document per object (`---` between them). JSON: the object itself when there is one, else a
+    `v1` `List` of them (as kubectl prints several)."""
+    out = state().stdout
+    if output == "json":
+        if len(documents) == 1:
+            machine.write(documents[0], "json", out)
+        else:
+            machine.write({"apiVersion": "v1", "kind": "List", "items": list(documents)}, "json", out)
+        return
+    for index, document in enumerate(documents):
+        if index:
+            out.write("---\n")
+        machine.write(document, "yaml", out)

@@ -1,0 +1,127 @@
+"""The view step of the pipeline (`cli.pipeline`) and its output: the `WorkloadView` of a resolved workload, from
+its spec alone (a file) or with its pods attributed to it (live), and views printed as a tree, JSON or YAML.
+
+Used by `describe` from files and from the cluster, `get -o wide` and `validate --against`. One view prints bare
+under -o json|yaml; several print as a `WorkloadViewList` (`view_list`), and as one tree after another with a grand
+total under -o tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from workload_map.cli.context import state
+from workload_map.cli.pipeline import ResolvedWorkload
+from workload_map.cli.render import machine
+from workload_map.cli.render.fmt import accelerator_labels, cpu_text, memory_text
+from workload_map.cli.render.text import Line, write_lines
+from workload_map.cli.render.tree import Origin, TreeOptions, render_workload
+from workload_map.pods import Owners, attribute
+from workload_map.view import SCHEMA_VERSION, WorkloadView, build_view
+
+LIST_KIND = "WorkloadViewList"
+
+
+def view_of(
+    workload: ResolvedWorkload, pods: Sequence[Mapping[str, Any]] | None = None, owners: Owners = None
+) -> WorkloadView:
+    """The view of a resolved workload: from the spec alone without `pods` (file mode); with them (a live
+    workload's, even none), the pods attributed through their owner chains (`owners`: ReplicaSets, Jobs, ...)."""
+    resolution = workload.resolution
+    attribution = None if pods is None else attribute(resolution, pods, owners)
+    return build_view(resolution, attribution, origin=workload.origin)
+
+
+def tree_origin(workload: ResolvedWorkload) -> Origin:
+    """What the tree says of where a workload came from: its manifest and whether that carried a status, and the
+    version its definition was written for when it is another (nothing for a live workload)."""
+    manifest = workload.manifest
+    if manifest is None:
+        return Origin()
+    return Origin(
+        source=manifest.label, manifest_status=manifest.has_status, definition_version=workload.definition_version
+    )
+
+
+@dataclass(frozen=True)
+class Described:
+    """A view to print, and what the tree says about where it came from."""
+
+    view: WorkloadView
+    origin: Origin
+
+
+# --- output -------------------------------------------------------------------------------------------------
+
+
+def view_list(
+    views: Sequence[WorkloadView],
+    skipped: Sequence[Mapping[str, Any]] = (),
+    errors: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The `WorkloadViewList` printed for several views under -o json|yaml (a stream, a directory or a List in
+    `describe -f`, with the documents it skipped and those it could not describe)."""
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "kind": LIST_KIND,
+        "count": len(views),
+        "items": [view.to_dict() for view in views],
+        "skipped": list(skipped),
+        "errors": list(errors),
+    }
+
+
+def _sum(views: Sequence[WorkloadView], resource: str) -> Fraction:
+    return sum((Fraction(view.resources.requests.get(resource, 0)) for view in views), Fraction(0))
+
+
+def grand_total(views: Sequence[WorkloadView]) -> str:
+    """`Total of 3 workloads: 17 replicas, 105 GPUs, CPU 85, memory 474Gi` (accelerators named too)."""
+    replicas = sum(view.replicas.desired for view in views)
+    gpus = sum(view.resources.gpus for view in views)
+    accelerators: dict[str, int] = {}
+    for view in views:
+        for name, count in view.resources.accelerators.items():
+            accelerators[name] = accelerators.get(name, 0) + count
+    labels = accelerator_labels(accelerators)
+    parts = [
+        f"{replicas} replica{'s' * (replicas != 1)}",
+        f"{gpus} GPU{'s' * (gpus != 1)}",
+        *(f"{labels[name]} {count}" for name, count in sorted(accelerators.items())),
+        f"CPU {cpu_text(_sum(views, 'cpu'))}",
+        f"memory {memory_text(_sum(views, 'memory'))}",
+    ]
+    return f"Total of {len(views)} workloads: {', '.join(parts)}"
+
+
+def write_views(
+    items: Sequence[Described], fmt: str, *, pod_limit: int = 0, component_limit: int = 0, bare: bool = True
+) -> None:
+    """Print views in `fmt` (tree, json or yaml) on stdout: one bare view when `bare` and there is one, else a
+    list (JSON/YAML) or the trees one after another and a grand total."""
+    out = state().stdout
+    if fmt in ("json", "yaml"):
+        if bare and len(items) == 1:
+            machine.write(items[0].view.to_dict(), fmt, out)
+        else:
+            machine.write(view_list([item.view for item in items]), fmt, out)
+        return
+    color = state().color(out)
+    encoding = (getattr(out, "encoding", "") or "").lower().replace("-", "")
+    options = TreeOptions(
+        pod_limit=pod_limit,
+        component_limit=component_limit,
+        width=state().width(out),
+        unicode=color and encoding == "utf8",
+    )
+    lines: list[Line] = []
+    for index, item in enumerate(items):
+        if index:
+            lines += [[], [("---", "glyph")], []]
+        lines += render_workload(item.view, options, item.origin)
+    if len(items) > 1:
+        lines += [[], [("---", "glyph")], [], [(grand_total([item.view for item in items]), "total")]]
+    write_lines(lines, out, color=color)
