@@ -652,6 +652,13 @@ FLOWS: list[tuple[str, str, dict[str, Any], dict[str, Any] | None, str]] = [
         "one of two groups not ready",
         {},
         {"replicas": 2, "readyReplicas": 1, "conditions": [_cond("Progressing", "True", "GroupsProgressing")]},
+        "Initializing",  # issue 15: Progressing=True is a scale-up or recovery in progress, not Degraded
+    ),
+    (
+        "leaderworkerset-x-k8s-io-leaderworkerset-v1",
+        "one of two groups not ready, no progress reported",
+        {},
+        {"replicas": 2, "readyReplicas": 1},
         "Degraded",
     ),
     (
@@ -661,6 +668,20 @@ FLOWS: list[tuple[str, str, dict[str, Any], dict[str, Any] | None, str]] = [
         {
             "replicas": 2,
             "readyReplicas": 1,
+            "conditions": [
+                _cond("UpdateInProgress", "True", "GroupsUpdating"),
+                _cond("Progressing", "True", "GroupsProgressing"),
+            ],
+        },
+        "Initializing",  # issue 15: a rollout in progress with fewer ready groups than desired
+    ),
+    (
+        "leaderworkerset-x-k8s-io-leaderworkerset-v1",
+        "rolling update with a surge group, every desired group ready",
+        {},
+        {
+            "replicas": 3,
+            "readyReplicas": 2,
             "conditions": [
                 _cond("UpdateInProgress", "True", "GroupsUpdating"),
                 _cond("Progressing", "True", "GroupsProgressing"),

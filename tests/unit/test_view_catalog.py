@@ -70,7 +70,8 @@ def test_example_leaderworkerset_multiplies_groups_into_leaders_and_workers() ->
     view = view_of(load(EXAMPLES / "leaderworkerset.yaml"))
     assert (view.replicas.desired, view.resources.gpus) == (8, 64)
     assert figures(view) == {"group": (8, 64), "leader": (2, 16), "worker": (6, 48)}
-    assert view.phase == "Degraded"
+    # Progressing=True with 1 of 2 groups ready: LWS reports a scale-up and a recovering group alike (issue 15).
+    assert view.phase == "Initializing"
 
 
 def test_example_raycluster() -> None:
