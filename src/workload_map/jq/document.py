@@ -4,7 +4,8 @@ A Document holds the live object (`.obj`, never copied) and caches what libjq an
 `convert`), per set of referenced roots, until the object is written through the Document (or `invalidate()`).
 
 `evaluate_many` is the fast way to run a definition: plain paths run in Python on the normalised object (the
-fast path), the rest run as one libjq program on one JSON text holding only the subtrees they read.
+fast path), and so do, in process, the expressions the compiler covers (`compiler`: closures); the rest run as one
+libjq program on one JSON text holding only the subtrees they read.
 
 Ownership: `Document(obj)` changes `obj` in place on `assign`/`assign_each` (all paths are checked before the
 first is written, so a failed write changes nothing). The module-level `assign`/`assign_each` never change the
@@ -90,8 +91,10 @@ class Document:
         slow: list[int] = []
         fast: list[int] = []
         compiled = [engine.compile_expression(expr) for expr in exprs]
+        closures = self.policy.mode == "inprocess"  # untrusted definitions (the worker) keep to libjq there
         for index, info in enumerate(compiled):
-            (fast if info.fast is not None else slow).append(index)
+            python = info.fast is not None or (closures and info.compiled is not None)
+            (fast if python else slow).append(index)
         if fast:
             tree = self._tree(_union(compiled[i].roots for i in fast))
             for index in fast:
@@ -164,7 +167,12 @@ def _union(roots: Any) -> Roots | None:
 
 
 def _run_fast(info: engine.Compiled, tree: Any, max_results: int) -> list[Any] | JqError:
-    assert info.fast is not None
+    if info.fast is None:  # compiled to closures: they count their outputs and steps themselves
+        assert info.compiled is not None
+        try:
+            return info.compiled(tree, max_results)
+        except JqError as exc:
+            return exc
     try:
         outputs = info.fast(tree)
     except JqError as exc:

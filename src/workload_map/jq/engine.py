@@ -20,8 +20,8 @@ generator is cut off at the cap (jq's own `limit` costs more than typical expres
 error in one expression from touching the others. Expressions with a `#` comment are evaluated on their own (a
 comment ending in a backslash continues onto the next line in jq 1.8 and would swallow the wrapper).
 
-Also here: `compile_expression`, the static facts of an expression (the fast path from `fastpath`, and which parts
-of the input it reads, from `reads.reads`, so `Document` can hand libjq only those).
+Also here: `compile_expression`, the static facts of an expression (the fast path from `fastpath`, the closures
+from `compiler`, and which parts of the input it reads, from `reads.reads`, so `Document` can hand libjq only those).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any, Final, Literal
 
 import jq as _libjq
 
-from workload_map.jq import fastpath, parser
+from workload_map.jq import compiler, fastpath, parser
 from workload_map.jq.convert import Roots, roots_key
 from workload_map.jq.errors import JqCompileError, JqError, JqLimitError, JqParseError, JqRuntimeError
 from workload_map.jq.reads import reads
@@ -63,15 +63,17 @@ _PROGRAM_CACHE_SIZE: Final = 4096
 class Compiled:
     """What is known about one expression before it meets an object.
 
-    `fast` is a pure-Python evaluator for plain paths (None: libjq runs it); `roots` the key paths it can read
-    (None: the whole object); `combinable`: it parses as one complete query without comments, so it may share one
-    libjq program with other expressions.
+    `fast` is a pure-Python evaluator for plain paths (None: libjq runs it); `compiled` the expression compiled to
+    Python closures (`compiler.compile_closure`; None: not covered), used in process; `roots` the key paths it can
+    read (None: the whole object); `combinable`: it parses as one complete query without comments, so it may share
+    one libjq program with other expressions.
     """
 
     expression: str
     fast: FastEvaluator | None
     roots: Roots | None
     combinable: bool
+    compiled: compiler.Closure | None = None
 
 
 def _static(expr: str) -> tuple[FastEvaluator | None, Roots | None, bool]:
@@ -93,7 +95,8 @@ def _static(expr: str) -> tuple[FastEvaluator | None, Roots | None, bool]:
 def compile_expression(expr: str) -> Compiled:
     """The cached static facts of `expr` (no libjq compile: that happens where the expression runs)."""
     fast, roots, parses = _static(expr)
-    return Compiled(expr, fast, roots, combinable=parses and "#" not in expr)
+    compiled = compiler.compile_closure(expr) if fast is None and parses else None
+    return Compiled(expr, fast, roots, combinable=parses and "#" not in expr, compiled=compiled)
 
 
 # --------------------------------------------------------------------------------------------------- libjq
