@@ -1,4 +1,9 @@
-"""Typed result objects of the resolve layer. Each is frozen and serialises to JSON with `to_dict()` (camelCase).
+"""Typed result objects of the resolve layer: frozen msgspec Structs whose JSON (`to_dict()`, camelCase) comes from
+their declaration.
+
+`Scale`, `ComponentError` and `FragmentedPodSpec` are their own JSON form. `Condition`, `WorkloadStatus` and
+`ObjectRef` keep Python defaults that their JSON does not omit (`status: ""`, `name: ""`), so each has a
+`<Type>Document`, the declaration of its JSON, built by `to_document()`; `to_dict()` is `msgspec.to_builtins` of it.
 
 Pod template specs, pod specs, metadata and fragmented fields are plain JSON dicts/lists, copied out of the
 document: changing them changes nothing until you write them back with an `update_*` method.
@@ -8,10 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from workload_map.model import GVK, UNDEFINED
-from workload_map.resolve._json import fast_copy, is_empty
+from workload_map.resolve._json import is_empty
+
+_T = TypeVar("_T")
+
+
+def given(value: _T | None) -> _T | UnsetType:
+    """`UNSET` (a key left out of the JSON) for None, else the value: for the optional keys of a `*Document`."""
+    return UNSET if value is None else value
+
 
 ValueKind = Literal["string", "string_map", "object", "object_list"]
 
@@ -49,6 +65,7 @@ FRAGMENTED_FIELDS: tuple[FragmentedField, ...] = (
     _field("priority_class_name", "priorityClassName", "string"),
     _field("image", "image", "string"),
 )
+_NOT_OBJECTS: tuple[FragmentedField, ...] = tuple(f for f in FRAGMENTED_FIELDS if f.kind != "object")
 FRAGMENTED_BY_KEY: dict[str, FragmentedField] = {f.key: f for f in FRAGMENTED_FIELDS}
 FRAGMENTED_BY_ATTR: dict[str, FragmentedField] = {f.attr: f for f in FRAGMENTED_FIELDS}
 # ... and upstream's fixed write-back order.
@@ -70,11 +87,11 @@ FRAGMENTED_WRITE_ORDER: tuple[FragmentedField, ...] = tuple(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class FragmentedPodSpec:
+class FragmentedPodSpec(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
     """The pod fields a CRD scatters around, gathered for one instance. `None` (or empty) means not set.
 
-    `to_dict()` omits empty fields, as upstream's extracted object does.
+    `to_dict()` omits fields that are not set, as upstream's extracted object does: None, and an empty string, map
+    or list (an empty `resources` or affinity object is kept).
     """
 
     scheduler_name: str | None = None
@@ -97,12 +114,11 @@ class FragmentedPodSpec:
         return getattr(self, spec.attr)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for spec in FRAGMENTED_FIELDS:
-            value = getattr(self, spec.attr)
-            if value is None or (spec.kind != "object" and is_empty(value)):
-                continue
-            out[spec.key] = fast_copy(value)
+        """The JSON of the set fields, copied (an empty string, map or list is not set: it is encoded as None is,
+        by leaving it out)."""
+        unset = {spec.attr: None for spec in _NOT_OBJECTS if _is_blank(getattr(self, spec.attr))}
+        value = msgspec.structs.replace(self, **unset) if unset else self
+        out: dict[str, Any] = msgspec.to_builtins(value)
         return out
 
     @classmethod
@@ -117,27 +133,24 @@ class FragmentedPodSpec:
         return cls(**kwargs)
 
 
-@dataclass(frozen=True, slots=True)
-class Scale:
-    """Replica counts of one instance; `None` when the definition has no path for it or the path gave null."""
+def _is_blank(value: Any) -> bool:
+    return value is not None and is_empty(value)
+
+
+class Scale(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
+    """Replica counts of one instance; each None when the definition has no path for it or the path gave null, and
+    then left out of the JSON."""
 
     replicas: int | None = None
     min_replicas: int | None = None
     max_replicas: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.replicas is not None:
-            out["replicas"] = self.replicas
-        if self.min_replicas is not None:
-            out["minReplicas"] = self.min_replicas
-        if self.max_replicas is not None:
-            out["maxReplicas"] = self.max_replicas
+        out: dict[str, Any] = msgspec.to_builtins(self)
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class Condition:
+class Condition(msgspec.Struct, frozen=True):
     """One extracted condition. `status` is `""` when the item has none; `reason` is None when not read or absent."""
 
     type: str
@@ -145,17 +158,26 @@ class Condition:
     reason: str | None = None
     message: str = ""
 
+    def to_document(self) -> ConditionDocument:
+        return ConditionDocument(
+            type=self.type, status=self.status, reason=given(self.reason), message=self.message or UNSET
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.type, "status": self.status}
-        if self.reason is not None:
-            out["reason"] = self.reason
-        if self.message:
-            out["message"] = self.message
+        out: dict[str, Any] = msgspec.to_builtins(self.to_document())
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class WorkloadStatus:
+class ConditionDocument(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A condition in JSON: `status` always (`""` when the item has none), `reason` and `message` when set."""
+
+    type: str
+    status: str
+    reason: str | UnsetType = UNSET
+    message: str | UnsetType = UNSET
+
+
+class WorkloadStatus(msgspec.Struct, frozen=True):
     """The status of a workload as its definition reads it.
 
     - `phase`: the primary phase, the first of Failed > Completed > Suspended > Suspending > Resuming > Degraded >
@@ -175,17 +197,29 @@ class WorkloadStatus:
     def undefined(self) -> bool:
         return self.phase == UNDEFINED
 
+    def to_document(self) -> WorkloadStatusDocument:
+        return WorkloadStatusDocument(
+            phase=self.phase,
+            phases=list(self.phases),
+            raw_phase=self.raw_phase,
+            conditions=[condition.to_document() for condition in self.conditions],
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "phase": self.phase,
-            "phases": list(self.phases),
-            "rawPhase": self.raw_phase,
-            "conditions": [condition.to_dict() for condition in self.conditions],
-        }
+        out: dict[str, Any] = msgspec.to_builtins(self.to_document())
+        return out
 
 
-@dataclass(frozen=True, slots=True)
-class ComponentError:
+class WorkloadStatusDocument(msgspec.Struct, frozen=True, rename="camel"):
+    """A workload status in JSON: every key always (`rawPhase` null without a `phaseDefinition`)."""
+
+    phase: str
+    phases: list[str]
+    raw_phase: str | None
+    conditions: list[ConditionDocument]
+
+
+class ComponentError(msgspec.Struct, frozen=True):
     """A part of the workload that could not be resolved; everything else was.
 
     `field` is the definition field relative to the component (`specDefinition.podSpecPath`,
@@ -200,7 +234,8 @@ class ComponentError:
         return f"component {self.component!r}, {self.field}: {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"component": self.component, "field": self.field, "message": self.message}
+        out: dict[str, Any] = msgspec.to_builtins(self)
+        return out
 
 
 def gvk_dict(gvk: GVK | None) -> dict[str, str] | None:
@@ -209,8 +244,7 @@ def gvk_dict(gvk: GVK | None) -> dict[str, str] | None:
     return {"group": gvk.group, "version": gvk.version, "kind": gvk.kind}
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectRef:
+class ObjectRef(msgspec.Struct, frozen=True):
     """Which object was resolved: its apiVersion, kind, namespace, name, uid and creation time (`""` when
     absent). The one place the identity of a workload is read (`resolution.object`)."""
 
@@ -221,10 +255,28 @@ class ObjectRef:
     uid: str = ""
     creation_timestamp: str = ""
 
+    def to_document(self) -> ObjectRefDocument:
+        return ObjectRefDocument(
+            api_version=self.api_version,
+            kind=self.kind,
+            name=self.name,
+            namespace=self.namespace,
+            uid=self.uid or UNSET,
+            creation_timestamp=self.creation_timestamp or UNSET,
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        out = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name, "namespace": self.namespace}
-        if self.uid:
-            out["uid"] = self.uid
-        if self.creation_timestamp:
-            out["creationTimestamp"] = self.creation_timestamp
+        out: dict[str, Any] = msgspec.to_builtins(self.to_document())
         return out
+
+
+class ObjectRefDocument(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """The object in JSON: apiVersion, kind, name and namespace always (`""` when absent), uid and
+    creationTimestamp when set."""
+
+    api_version: str
+    kind: str
+    name: str
+    namespace: str
+    uid: str | UnsetType = UNSET
+    creation_timestamp: str | UnsetType = UNSET
