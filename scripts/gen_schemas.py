@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Regenerate the files derived from the Karta model: the CRD and the editor JSON Schema.
+"""Regenerate the generated schema files: the Karta CRD and editor JSON Schema, and the JSON Schemas of the view
+and of the gang plan.
 
-    python scripts/gen_schemas.py           write deploy/crds/kartas.run.ai.yaml and model/karta.schema.json
-    python scripts/gen_schemas.py --check   exit 1 (naming the stale files) when either differs from the model
+    python scripts/gen_schemas.py           write deploy/crds/kartas.run.ai.yaml, model/karta.schema.json,
+                                            view/view.schema.json and gang/plan.schema.json
+    python scripts/gen_schemas.py --check   exit 1 (naming the stale files) when any differs from its source
 
-Both come from `workload_map.model.schema`; tests/unit/test_crd.py fails when a committed file is stale.
+The Karta files come from `workload_map.model.schema` (tests/unit/test_crd.py fails when one is stale), the view's
+and the plan's from the Structs that declare them, `workload_map.view.schema` and `workload_map.gang.schema`
+(tests/unit/test_output_schemas.py).
 """
 
 from __future__ import annotations
@@ -13,12 +17,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from workload_map.gang import schema as plan_schema
 from workload_map.model.schema import JSON_SCHEMA_FILE, crd_yaml, json_schema_text
+from workload_map.view import schema as view_schema
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = REPO_ROOT / "src" / "workload_map"
 TARGETS = {
     REPO_ROOT / "deploy" / "crds" / "kartas.run.ai.yaml": crd_yaml,
-    REPO_ROOT / "src" / "workload_map" / "model" / JSON_SCHEMA_FILE: json_schema_text,
+    PACKAGE / "model" / JSON_SCHEMA_FILE: json_schema_text,
+    PACKAGE / "view" / view_schema.JSON_SCHEMA_FILE: view_schema.json_schema_text,
+    PACKAGE / "gang" / plan_schema.JSON_SCHEMA_FILE: plan_schema.json_schema_text,
 }
 
 

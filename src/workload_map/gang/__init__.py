@@ -6,6 +6,7 @@ Kubernetes Workload API.
     gang_plan = plan(resolution)                        # offline: gangs, min members, min resources
     gang_plan = plan(resolution, pods)                  # plus each pod's gang
     manifests = export(gang_plan, "kai", queue="research")
+    json_schema()                                       # the plan's JSON Schema (shipped as gang/plan.schema.json)
 
 Upstream's building blocks are here too: `StructureSummary`, `infer_pod_component`, `pod_grouping`,
 `subtree_scale`, `kai_pod_group_name`. See docs/gang.md.
@@ -36,6 +37,7 @@ from workload_map.gang.exports import (
 from workload_map.gang.names import is_dns1123_label, is_dns1123_subdomain, to_dns1123_label
 from workload_map.gang.plan import plan
 from workload_map.gang.scale import role_counts, subtree_scale
+from workload_map.gang.schema import json_schema
 from workload_map.gang.summary import (
     Candidate,
     Grouping,
@@ -51,6 +53,7 @@ from workload_map.gang.types import (
     SCHEMA_VERSION,
     Gang,
     GangPlan,
+    GangPlanDocument,
     GangRole,
     PodMembership,
     SubGroupPlan,
@@ -68,6 +71,7 @@ __all__ = [
     "Gang",
     "GangError",
     "GangPlan",
+    "GangPlanDocument",
     "GangRole",
     "Grouping",
     "InstanceIdError",
@@ -84,6 +88,7 @@ __all__ = [
     "infer_pod_component_instance",
     "is_dns1123_label",
     "is_dns1123_subdomain",
+    "json_schema",
     "kai_pod_group_name",
     "kueue_pod_sets",
     "min_member_of",

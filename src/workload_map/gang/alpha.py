@@ -5,8 +5,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
+
+from msgspec.structs import replace
 
 from workload_map.gang.builder import Builder, add_counts, make_roles, min_resources_of, pod_identity
 from workload_map.gang.errors import GangError, InstanceIdError

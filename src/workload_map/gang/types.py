@@ -1,59 +1,79 @@
 """The gang plan's result types: `GangPlan` and its gangs, roles, sub-groups, topologies and pod memberships.
 
-Frozen dataclasses with `to_dict()` under `schemaVersion: workloadmap.io/gang/v1`; `workload_map.gang.plan` builds
-them and every export (`workload_map.gang.exports`) reads them.
+Frozen msgspec Structs; `workload_map.gang.plan` builds them and every export (`workload_map.gang.exports`) reads
+them. The JSON plan (`schemaVersion: workloadmap.io/gang/v1`) is declared once, by the `*Document` Structs below:
+`to_document()` builds one, `to_dict()` is `msgspec.to_builtins` of it and `workload_map.gang.json_schema()` is
+generated from them. `Topology` is its own JSON form; the other types hold what the JSON leaves out or writes
+differently (a role's pod template, exact `Fraction` requests, a gang's template name and split keys).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Final
+from typing import Annotated, Any, Final
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
 
 from workload_map.gang.scale import ScaleMode
 from workload_map.gang.summary import GangFormat
 from workload_map.pods import ResourceList, format_quantity, quantity_kind
 from workload_map.resolve import ObjectRef
+from workload_map.resolve.results import ObjectRefDocument, given
+from workload_map.resources.quantity import QuantityString
 
 __all__ = [
     "SCHEMA_VERSION",
     "Gang",
+    "GangDocument",
     "GangPlan",
+    "GangPlanDocument",
     "GangRole",
+    "GangRoleDocument",
     "PodMembership",
+    "PodMembershipDocument",
     "SubGroupPlan",
+    "SubGroupPlanDocument",
     "Topology",
     "format_resources",
 ]
+
+_Count = Annotated[int, Meta(ge=0)]
+_Quantities = Annotated[dict[str, QuantityString], Meta(description="Amounts by resource name, as quantities.")]
+
+
+def _builtins(document: msgspec.Struct) -> dict[str, Any]:
+    out: dict[str, Any] = msgspec.to_builtins(document)
+    return out
+
 
 SCHEMA_VERSION: Final = "workloadmap.io/gang/v1"
 """The `schemaVersion` of `GangPlan.to_dict()`."""
 
 
-@dataclass(frozen=True, slots=True)
-class Topology:
-    """A topology constraint: the topology (KAI Topology object) and the required / preferred level (node label)."""
+class Topology(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A topology constraint: the topology (KAI Topology object) and the required / preferred level (node label),
+    each None (left out of the JSON) when not set."""
 
-    topology: str
-    required_level: str | None = None
-    preferred_level: str | None = None
+    topology: Annotated[str, Meta(description="The KAI Topology object.")]
+    required_level: Annotated[str | None, Meta(description="The node label the pods must share.")] = msgspec.field(
+        default=None, name="requiredTopologyLevel"
+    )
+    preferred_level: Annotated[str | None, Meta(description="The node label the pods should share.")] = msgspec.field(
+        default=None, name="preferredTopologyLevel"
+    )
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"topology": self.topology}
-        if self.required_level:
-            out["requiredTopologyLevel"] = self.required_level
-        if self.preferred_level:
-            out["preferredTopologyLevel"] = self.preferred_level
-        return out
+        return _builtins(self)
 
 
-@dataclass(frozen=True, slots=True)
-class GangRole:
+class GangRole(msgspec.Struct, frozen=True):
     """The pods of one (component, instance) in one gang: `min_count` of them are needed, `count` are asked for.
 
     `requests` are one pod's (None when they cannot be read, see the plan's notes); `template` is the pod template
-    (PodTemplateSpec) the spec gives, or one built from a fragmented spec, or None.
+    (PodTemplateSpec) the spec gives, or one built from a fragmented spec, or None. The template is not part of the
+    JSON, nor of equality, hashing or repr.
     """
 
     name: str
@@ -62,23 +82,55 @@ class GangRole:
     min_count: int
     count: int
     requests: ResourceList | None = None
-    template: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    template: dict[str, Any] | None = None
+
+    def _compared(self) -> tuple[Any, ...]:
+        return (self.name, self.component, self.instance, self.min_count, self.count, self.requests)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, GangRole)
+        return self._compared() == other._compared()
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
+
+    def __repr__(self) -> str:
+        return (
+            f"GangRole(name={self.name!r}, component={self.component!r}, instance={self.instance!r}, "
+            f"min_count={self.min_count!r}, count={self.count!r}, requests={self.requests!r})"
+        )
+
+    def to_document(self) -> GangRoleDocument:
+        return GangRoleDocument(
+            name=self.name,
+            component=self.component,
+            instance=self.instance,
+            min_count=self.min_count,
+            count=self.count,
+            requests=format_resources(self.requests) if self.requests is not None else UNSET,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "component": self.component,
-            "instance": self.instance,
-            "minCount": self.min_count,
-            "count": self.count,
-        }
-        if self.requests is not None:
-            out["requests"] = format_resources(self.requests)
-        return out
+        return _builtins(self.to_document())
 
 
-@dataclass(frozen=True, slots=True)
-class SubGroupPlan:
+class GangRoleDocument(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """The pods of one (component, instance) in one gang."""
+
+    name: Annotated[str, Meta(description="A DNS label: the component, or component-instance.")]
+    component: str
+    instance: Annotated[str, Meta(description='The instance id ("" for a single-instance component).')]
+    min_count: Annotated[_Count, Meta(description="The pods of this role the gang needs.")]
+    count: Annotated[_Count, Meta(description="The pods of this role the spec asks for.")]
+    requests: (
+        Annotated[_Quantities, Meta(description="One pod's requests; absent when they cannot be read (see notes).")]
+        | UnsetType
+    ) = UNSET
+
+
+class SubGroupPlan(msgspec.Struct, frozen=True):
     """A KAI-native sub-group: the pods of `component` (or any descendant), `min_member` of them required."""
 
     name: str
@@ -88,18 +140,32 @@ class SubGroupPlan:
     topology: Topology | None = None
     pods: tuple[str, ...] = ()
 
+    def to_document(self) -> SubGroupPlanDocument:
+        return SubGroupPlanDocument(
+            name=self.name,
+            component=self.component,
+            min_member=self.min_member,
+            parent=given(self.parent),
+            topology=given(self.topology),
+            pods=list(self.pods),
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "component": self.component, "minMember": self.min_member}
-        if self.parent is not None:
-            out["parent"] = self.parent
-        if self.topology is not None:
-            out["topology"] = self.topology.to_dict()
-        out["pods"] = list(self.pods)
-        return out
+        return _builtins(self.to_document())
 
 
-@dataclass(frozen=True, slots=True)
-class Gang:
+class SubGroupPlanDocument(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """A KAI-native sub-group: the pods of a component (or any descendant), minMember of them required."""
+
+    name: str
+    component: str
+    min_member: _Count
+    parent: Annotated[str, Meta(description="The enclosing sub-group.")] | UnsetType = UNSET
+    topology: Topology | UnsetType = UNSET
+    pods: Annotated[list[str], Meta(description="Its pods' names (plans with pods only).")]
+
+
+class Gang(msgspec.Struct, frozen=True):
     """One gang: pods that must be scheduled together, `min_member` of them at least.
 
     - `pod_group`: the definition's pod group (alpha `podGroups[].name`, or `podGroup.name`);
@@ -116,7 +182,7 @@ class Gang:
     members: tuple[str, ...]
     min_member: int
     roles: tuple[GangRole, ...] = ()
-    min_resources: ResourceList = field(default_factory=dict)
+    min_resources: ResourceList = msgspec.field(default_factory=dict)
     instance: str | None = None
     replica: str | None = None
     keys: tuple[str, ...] | None = None
@@ -132,31 +198,53 @@ class Gang:
         """The pods the spec asks for in this gang (the sum of the roles' counts)."""
         return sum(role.count for role in self.roles)
 
+    def to_document(self) -> GangDocument:
+        return GangDocument(
+            name=self.name,
+            pod_group=self.pod_group,
+            members=list(self.members),
+            instance=self.instance,
+            replica=self.replica,
+            keys=list(self.keys) if self.keys is not None else UNSET,
+            min_member=self.min_member,
+            count=self.count,
+            roles=[role.to_document() for role in self.roles],
+            min_resources=format_resources(self.min_resources),
+            topology=given(self.topology),
+            sub_groups=[group.to_document() for group in self.sub_groups],
+            min_sub_group=self.min_sub_group if self.sub_groups else UNSET,
+            pods=list(self.pods),
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "podGroup": self.pod_group,
-            "members": list(self.members),
-            "instance": self.instance,
-            "replica": self.replica,
-        }
-        if self.keys is not None:
-            out["keys"] = list(self.keys)
-        out["minMember"] = self.min_member
-        out["count"] = self.count
-        out["roles"] = [role.to_dict() for role in self.roles]
-        out["minResources"] = format_resources(self.min_resources)
-        if self.topology is not None:
-            out["topology"] = self.topology.to_dict()
-        if self.sub_groups:
-            out["subGroups"] = [group.to_dict() for group in self.sub_groups]
-            out["minSubGroup"] = self.min_sub_group
-        out["pods"] = list(self.pods)
-        return out
+        return _builtins(self.to_document())
 
 
-@dataclass(frozen=True, slots=True)
-class PodMembership:
+class GangDocument(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """One gang: pods that must be scheduled together, minMember of them at least."""
+
+    name: str
+    pod_group: Annotated[str, Meta(description="The definition's pod group.")]
+    members: Annotated[list[str], Meta(description="The member components.")]
+    instance: Annotated[str | None, Meta(description="The instance id the gang is keyed on, or null.")]
+    replica: Annotated[str | None, Meta(description="The replica index the gang is keyed on, or null.")]
+    keys: (
+        Annotated[list[str], Meta(description="The group-key values seen on its pods (plans with pods only).")]
+        | UnsetType
+    ) = UNSET
+    min_member: _Count
+    count: Annotated[_Count, Meta(description="The pods the spec asks for (the sum of the roles' counts).")]
+    roles: list[GangRoleDocument]
+    min_resources: Annotated[_Quantities, Meta(description="minCount x one pod's requests, summed over the roles.")]
+    topology: Topology | UnsetType = UNSET
+    sub_groups: Annotated[list[SubGroupPlanDocument], Meta(description="KAI-native sub-groups.")] = []
+    min_sub_group: Annotated[int | None, Meta(description="With subGroups: the sub-groups required.")] | UnsetType = (
+        UNSET
+    )
+    pods: Annotated[list[str], Meta(description="Its pods' names (plans with pods only).")]
+
+
+class PodMembership(msgspec.Struct, frozen=True):
     """Where one pod falls: its leaf component and instance, its gang (None when it is in none: see `error`), the
     group-key values, and its KAI-native sub-groups (`sub_group` is the deepest)."""
 
@@ -175,26 +263,41 @@ class PodMembership:
     def sub_group(self) -> str | None:
         return self.sub_groups[-1] if self.sub_groups else None
 
+    def to_document(self) -> PodMembershipDocument:
+        return PodMembershipDocument(
+            name=self.name,
+            namespace=self.namespace,
+            component=self.component,
+            instance=self.instance,
+            gang=self.gang,
+            pod_group=self.pod_group,
+            member=self.member,
+            keys=list(self.keys),
+            sub_groups=list(self.sub_groups),
+            error=given(self.error),
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "namespace": self.namespace,
-            "component": self.component,
-            "instance": self.instance,
-            "gang": self.gang,
-            "podGroup": self.pod_group,
-            "member": self.member,
-            "keys": list(self.keys),
-        }
-        if self.sub_groups:
-            out["subGroups"] = list(self.sub_groups)
-        if self.error is not None:
-            out["error"] = self.error
-        return out
+        return _builtins(self.to_document())
 
 
-@dataclass(frozen=True, slots=True)
-class GangPlan:
+class PodMembershipDocument(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """Where one pod falls: its leaf component and instance, its gang (null when in none: see error), the group-key
+    values, and its KAI-native sub-groups."""
+
+    name: str
+    namespace: str
+    component: str | None
+    instance: str | None
+    gang: str | None
+    pod_group: str | None
+    member: Annotated[str | None, Meta(description="The member component the pod counts for.")]
+    keys: Annotated[list[str], Meta(description="The group-key values.")]
+    sub_groups: Annotated[list[str], Meta(description="Its sub-groups, outermost first.")] = []
+    error: Annotated[str, Meta(description="Why the pod is in no gang.")] | UnsetType = UNSET
+
+
+class GangPlan(msgspec.Struct, frozen=True):
     """Every gang of one workload, scheduler-neutral; exports turn it into PodGroups, Workloads, PodSets."""
 
     workload: ObjectRef
@@ -219,17 +322,34 @@ class GangPlan:
         """Pods that are in no gang (with the reason in `error`)."""
         return [pod for pod in self.pods if pod.gang is None]
 
+    def to_document(self) -> GangPlanDocument:
+        return GangPlanDocument(
+            schema_version=SCHEMA_VERSION,
+            workload=self.workload.to_document(),
+            definition=self.definition,
+            format=self.format,
+            scale_mode=self.scale_mode,
+            gangs=[gang.to_document() for gang in self.gangs],
+            pods=[pod.to_document() for pod in self.pods],
+            notes=list(self.notes),
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "schemaVersion": SCHEMA_VERSION,
-            "workload": self.workload.to_dict(),
-            "definition": self.definition,
-            "format": self.format,
-            "scaleMode": self.scale_mode,
-            "gangs": [gang.to_dict() for gang in self.gangs],
-            "pods": [pod.to_dict() for pod in self.pods],
-            "notes": list(self.notes),
-        }
+        """The JSON plan (`schemaVersion: workloadmap.io/gang/v1`), plain dicts and lists."""
+        return _builtins(self.to_document())
+
+
+class GangPlanDocument(msgspec.Struct, frozen=True, rename="camel"):
+    """Every gang of one workload, scheduler-neutral."""
+
+    schema_version: str
+    workload: Annotated[ObjectRefDocument, Meta(description="The planned workload.")]
+    definition: Annotated[str, Meta(description="The Karta definition used.")]
+    format: Annotated[GangFormat, Meta(description="The definition's gang format: podGroups (alpha) or podGroup.")]
+    scale_mode: Annotated[ScaleMode, Meta(description="How counts were read: by-definition or by-leaves.")]
+    gangs: list[GangDocument]
+    pods: Annotated[list[PodMembershipDocument], Meta(description="One entry per given pod.")]
+    notes: Annotated[list[str], Meta(description="What could not be read.")]
 
 
 def format_resources(resources: Mapping[str, Fraction]) -> dict[str, str]:

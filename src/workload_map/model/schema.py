@@ -6,6 +6,9 @@ semantics, minimum sizes, the CRD defaults and the two CEL rules. `json_schema()
 `crd()` derives a *structural* OpenAPI v3 schema from it (no `$ref`, `nullable` instead of `anyOf` with null,
 `type` on every node, list-map and set markers). `scripts/gen_schemas.py` writes both files; tests check the
 committed files equal a fresh generation.
+
+`document_schema()` is the same service for the documents the library writes (the JSON view, the gang plan): their
+schemas come from the msgspec Structs that declare them.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+import msgspec.inspect
 import yaml
 
 from workload_map.model.types import API_VERSION, KIND, Karta
@@ -473,6 +477,109 @@ def _strip_k8s_markers(node: Any) -> None:
     elif isinstance(node, list):
         for value in node:
             _strip_k8s_markers(value)
+
+
+# --- JSON Schema of an output document ----------------------------------------------------------------------
+
+_DOCUMENT_SUFFIX = "Document"
+
+
+def document_schema(root: type[msgspec.Struct], *, title: str, description: str, schema_version: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a document the library writes, from the msgspec Structs that declare it
+    (`root` and every Struct it reaches), tidied to say what the encoder writes rather than what a decoder accepts:
+
+    - a Struct that does not omit defaults writes every field: all its properties are required, none has a default;
+    - in one that omits defaults (`omit_defaults=True`), a field whose default is null is left out, never written as
+      null: its null branch and `default: null` go; other defaults stay (an absent list is empty);
+    - `$defs` are named after the concept, without the `Document` suffix (`GangDocument` is listed as `Gang`),
+      and a docstring is one line;
+    - the root's `schemaVersion` is the constant `schema_version`; no titles, no empty `required`.
+    """
+    raw = msgspec.json.schema(root)
+    structs = _structs(root)
+    defs: dict[str, Any] = raw["$defs"]
+    names = {name: name.removesuffix(_DOCUMENT_SUFFIX) or name for name in defs}
+    if len(set(names.values())) != len(names):
+        raise ValueError(f"two definitions of {root.__name__} share a name once {_DOCUMENT_SUFFIX!r} is dropped")
+    tidied: dict[str, Any] = {}
+    for name, definition in defs.items():
+        definition.pop("title", None)
+        if "description" in definition:  # a docstring: one paragraph
+            definition["description"] = " ".join(definition["description"].split())
+        properties: dict[str, Any] = definition.get("properties", {})
+        if not structs[name].__struct_config__.omit_defaults:
+            for prop in properties.values():
+                prop.pop("default", None)
+            definition["required"] = list(properties)
+        else:
+            for wire, prop in properties.items():
+                if "default" in prop and prop["default"] is None:
+                    del prop["default"]
+                    properties[wire] = _without_null(prop)
+        if not definition.get("required"):
+            definition.pop("required", None)
+        tidied[names[name]] = definition
+    top = tidied[names[root.__name__]]
+    top["properties"]["schemaVersion"] = {
+        "description": "The version of this document's schema.",
+        "const": schema_version,
+    }
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": title,
+        "description": description,
+        "$ref": f"#/$defs/{names[root.__name__]}",
+        "$defs": tidied,
+    }
+    _rename_refs(schema, {f"#/$defs/{old}": f"#/$defs/{new}" for old, new in names.items()})
+    return schema
+
+
+def _structs(root: type[msgspec.Struct]) -> dict[str, type[msgspec.Struct]]:
+    """Every Struct class the document reaches, by name."""
+    found: dict[str, type[msgspec.Struct]] = {}
+    stack: list[msgspec.inspect.Type] = [msgspec.inspect.type_info(root)]
+    while stack:
+        info = stack.pop()
+        if isinstance(info, msgspec.inspect.StructType):
+            if info.cls.__name__ in found:
+                continue
+            found[info.cls.__name__] = info.cls
+            stack.extend(field.type for field in info.fields)
+        elif isinstance(info, msgspec.inspect.UnionType):
+            stack.extend(info.types)
+        elif isinstance(info, msgspec.inspect.ListType | msgspec.inspect.VarTupleType):
+            stack.append(info.item_type)
+        elif isinstance(info, msgspec.inspect.TupleType):
+            stack.extend(info.item_types)
+        elif isinstance(info, msgspec.inspect.DictType):
+            stack.append(info.value_type)
+        elif isinstance(info, msgspec.inspect.Metadata):
+            stack.append(info.type)
+    return found
+
+
+def _without_null(prop: dict[str, Any]) -> dict[str, Any]:
+    options = prop.get("anyOf")
+    if not options or {"type": "null"} not in options:
+        return prop
+    rest = [option for option in options if option != {"type": "null"}]
+    others = {key: value for key, value in prop.items() if key != "anyOf"}
+    if len(rest) == 1:
+        return {**others, **rest[0]}
+    return {**others, "anyOf": rest}
+
+
+def _rename_refs(node: Any, refs: dict[str, str]) -> None:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref in refs:
+            node["$ref"] = refs[ref]
+        for value in node.values():
+            _rename_refs(value, refs)
+    elif isinstance(node, list):
+        for value in node:
+            _rename_refs(value, refs)
 
 
 # --- CRD ----------------------------------------------------------------------------------------------------

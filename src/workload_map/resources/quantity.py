@@ -14,15 +14,19 @@ import math
 import re
 from fractions import Fraction
 from functools import lru_cache
-from typing import Final, Literal
+from typing import Annotated, Final, Literal
+
+import msgspec
 
 from workload_map.errors import WorkloadMapError
 
 __all__ = [
     "NANO",
+    "QUANTITY_PATTERN",
     "Format",
     "QuantityError",
     "QuantityKind",
+    "QuantityString",
     "canonical_quantity",
     "format_canonical",
     "format_for_table",
@@ -42,6 +46,17 @@ QuantityKind = Literal["cpu", "memory", "count"]
 
 NANO: Final = 10**9
 """Nano units per unit: every quantity is a whole number of these."""
+
+QUANTITY_PATTERN: Final = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+"""The syntax of a quantity string, as the Kubernetes OpenAPI schemas state it for `resource.Quantity`."""
+
+QuantityString = Annotated[
+    str, msgspec.Meta(pattern=QUANTITY_PATTERN, description="A Kubernetes quantity, such as 500m, 16Gi or 8.")
+]
+"""A quantity as JSON carries it (what `format_quantity` prints): the wire type of the requests in the JSON view and
+gang plan, so their schemas say it and decoding checks it."""
 
 _MAX_INT64: Final = 2**63 - 1
 _MAX_EXPONENT: Final = 10_000  # beyond this a decimal value is refused as too large (see docs/resources.md)

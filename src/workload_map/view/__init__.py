@@ -6,12 +6,14 @@
     view = build_view(resolution, attribute(resolution, pods, owners), origin="catalog")
     view.resources.gpus                    # 33
     view.to_dict()                         # JSON, schemaVersion "workloadmap.io/view/v1"
+    json_schema()                          # its JSON Schema (shipped as view/view.schema.json)
 
 See docs/view.md.
 """
 
 from workload_map.view.build import build_view
 from workload_map.view.podstatus import pod_node, pod_phase, pod_ready, pod_reason
+from workload_map.view.schema import json_schema
 from workload_map.view.types import (
     SCHEMA_VERSION,
     ComponentView,
@@ -19,6 +21,7 @@ from workload_map.view.types import (
     Replicas,
     Resources,
     WorkloadView,
+    WorkloadViewDocument,
 )
 
 __all__ = [
@@ -28,7 +31,9 @@ __all__ = [
     "Replicas",
     "Resources",
     "WorkloadView",
+    "WorkloadViewDocument",
     "build_view",
+    "json_schema",
     "pod_node",
     "pod_phase",
     "pod_ready",

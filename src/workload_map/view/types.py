@@ -1,39 +1,50 @@
 """The typed view of one workload: the single object every front end renders (docs/view.md).
 
-Frozen dataclasses; `to_dict()` gives the JSON document (camelCase keys, `schemaVersion` first), a superset of
-upstream's `DescribeView`.
+Frozen msgspec Structs. The JSON document (camelCase keys, `schemaVersion` first, a superset of upstream's
+`DescribeView`) is declared once, by the `*Document` Structs below: `to_document()` builds one from the view,
+`to_dict()` is `msgspec.to_builtins` of it, and `workload_map.view.json_schema()` is generated from them. `Replicas`
+is its own JSON form; the other types hold what the JSON leaves out or writes differently (exact `Fraction`
+requests, a pod's namespace, a node's `GVK`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any, Final, Protocol
+from typing import Annotated, Any, Final, Protocol
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
 
 from workload_map.model import GVK
 from workload_map.resolve import ComponentError, Scale
+from workload_map.resolve.results import given
 from workload_map.resources.formula import ResourceList, is_extended_resource, is_gpu
-from workload_map.resources.quantity import format_quantity, quantity_kind
+from workload_map.resources.quantity import QuantityString, format_quantity, quantity_kind
 
 __all__ = [
     "SCHEMA_VERSION",
     "ComponentView",
+    "ComponentViewDocument",
     "PodView",
+    "PodViewDocument",
     "Replicas",
     "Resources",
+    "ResourcesDocument",
     "WorkloadIdentity",
     "WorkloadView",
+    "WorkloadViewDocument",
     "identity_dict",
 ]
+
+_Count = Annotated[int, Meta(ge=0)]
 
 SCHEMA_VERSION: Final = "workloadmap.io/view/v1"
 """The `schemaVersion` of the JSON view; bumped on any incompatible change (docs/view.md)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Resources:
+class Resources(msgspec.Struct, frozen=True):
     """Requested resources: every resource name exactly (`requests`), and the figures front ends show.
 
     - `gpus`: whole GPU devices (`nvidia.com/gpu`, `amd.com/gpu` and any configured names), rounded up;
@@ -41,11 +52,11 @@ class Resources:
     - `cpu_millis`, `memory_bytes`: CPU in millicores and memory in bytes, rounded up.
     """
 
-    requests: Mapping[str, Fraction] = field(default_factory=dict)
+    requests: Mapping[str, Fraction] = msgspec.field(default_factory=dict)
     gpus: int = 0
     cpu_millis: int = 0
     memory_bytes: int = 0
-    accelerators: Mapping[str, int] = field(default_factory=dict)
+    accelerators: Mapping[str, int] = msgspec.field(default_factory=dict)
 
     @classmethod
     def of(cls, requests: Mapping[str, Fraction], gpu_names: Iterable[str] = ()) -> Resources:
@@ -76,14 +87,38 @@ class Resources:
         """True when nothing is requested."""
         return not self.requests
 
+    def to_document(self) -> ResourcesDocument:
+        return ResourcesDocument(
+            gpus=self.gpus,
+            cpu_millis=self.cpu_millis,
+            memory_bytes=self.memory_bytes,
+            accelerators=dict(self.accelerators),
+            requests={name: format_quantity(amount, quantity_kind(name)) for name, amount in self.requests.items()},
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "gpus": self.gpus,
-            "cpuMillis": self.cpu_millis,
-            "memoryBytes": self.memory_bytes,
-            "accelerators": dict(self.accelerators),
-            "requests": {name: format_quantity(amount, quantity_kind(name)) for name, amount in self.requests.items()},
-        }
+        return _builtins(self.to_document())
+
+
+class ResourcesDocument(msgspec.Struct, frozen=True, rename="camel"):
+    """Requested resources. All five keys are always present; zero amounts are left out of requests and
+    accelerators."""
+
+    gpus: Annotated[_Count, Meta(description="Whole GPU devices (nvidia.com/gpu, amd.com/gpu, ...), rounded up.")]
+    cpu_millis: Annotated[_Count, Meta(description="CPU in millicores, rounded up.")]
+    memory_bytes: Annotated[_Count, Meta(description="Memory in bytes, rounded up.")]
+    accelerators: Annotated[
+        dict[str, _Count],
+        Meta(description="Every other extended resource (MIG slices, TPUs, Neuron, ...) by name; never in gpus."),
+    ]
+    requests: Annotated[
+        dict[str, QuantityString], Meta(description="Every requested resource by name, as a canonical quantity.")
+    ]
+
+
+def _builtins(document: msgspec.Struct) -> dict[str, Any]:
+    out: dict[str, Any] = msgspec.to_builtins(document)
+    return out
 
 
 NO_RESOURCES: Final = Resources()
@@ -97,21 +132,19 @@ def _ceil(value: Fraction | int, factor: int = 1) -> int:
     return -((-value.numerator * factor) // value.denominator)
 
 
-@dataclass(frozen=True, slots=True)
-class Replicas:
+class Replicas(msgspec.Struct, frozen=True):
     """Pod counts. `desired` is what the spec asks for; `current` (pods attributed) and `ready` (pods with
-    `Ready=True`) are None in file mode, where nothing live is known."""
+    `Ready=True`) are None (JSON null) in file mode, where nothing live is known."""
 
-    desired: int = 0
-    current: int | None = None
-    ready: int | None = None
+    desired: Annotated[int, Meta(ge=0, description="The pods the spec asks for.")] = 0
+    current: Annotated[int | None, Meta(description="Pods attributed; null in file mode.")] = None
+    ready: Annotated[int | None, Meta(description="Pods with Ready=True; null in file mode.")] = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"desired": self.desired, "current": self.current, "ready": self.ready}
+        return _builtins(self)
 
 
-@dataclass(frozen=True, slots=True)
-class PodView:
+class PodView(msgspec.Struct, frozen=True):
     """One live pod as the view shows it.
 
     `reason` is set only when the pod is not ready: the `PodScheduled=False` reason (`Unschedulable`), else
@@ -136,22 +169,41 @@ class PodView:
         """Not ready and not finished (a Succeeded pod never counts as unhealthy)."""
         return not self.ready and self.phase != "Succeeded"
 
+    def to_document(self) -> PodViewDocument:
+        return PodViewDocument(
+            name=self.name,
+            phase=self.phase,
+            ready=self.ready,
+            node=self.node,
+            reason=self.reason or UNSET,
+            resources=self.resources.to_document(),
+            replica=given(self.replica),
+            component=given(self.component),
+            errors=list(self.errors),
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "phase": self.phase, "ready": self.ready, "node": self.node}
-        if self.reason:
-            out["reason"] = self.reason
-        out["resources"] = self.resources.to_dict()
-        if self.replica is not None:
-            out["replica"] = self.replica
-        if self.component is not None:
-            out["component"] = self.component
-        if self.errors:
-            out["errors"] = list(self.errors)
-        return out
+        return _builtins(self.to_document())
 
 
-@dataclass(frozen=True, slots=True)
-class ComponentView:
+class PodViewDocument(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """A live pod (the pod's namespace is the workload's, so it is not repeated)."""
+
+    name: str
+    phase: Annotated[str, Meta(description="status.phase; Pending when the pod has none yet.")]
+    ready: Annotated[bool, Meta(description="The Ready condition is True.")]
+    node: Annotated[str | None, Meta(description="spec.nodeName; null while unscheduled.")]
+    reason: Annotated[str, Meta(description="Why the pod is not ready (only when it is not).")] | UnsetType = UNSET
+    resources: Annotated[ResourcesDocument, Meta(description="The pod's own effective request, from its spec.")]
+    replica: Annotated[str, Meta(description="The replica key, when a replicaSelector applies.")] | UnsetType = UNSET
+    component: (
+        Annotated[str, Meta(description="On an unclaimed pod: the component that took it (no instance matched).")]
+        | UnsetType
+    ) = UNSET
+    errors: Annotated[list[str], Meta(description="What could not be read from the pod.")] = []
+
+
+class ComponentView(msgspec.Struct, frozen=True):
     """A component, or one instance of a multi-instance component, with everything below it.
 
     `component` is the component's name in the definition; `name` is what a front end shows: the component name,
@@ -206,29 +258,55 @@ class ComponentView:
         for child in self.children:
             yield from child.walk(depth + 1)
 
+    def to_document(self) -> ComponentViewDocument:
+        instance = self.instance is not None
+        kind = self.kind
+        return ComponentViewDocument(
+            name=self.name,
+            component=self.component if instance else UNSET,
+            instance=given(self.instance),
+            kind=kind.kind if kind is not None else UNSET,
+            api_version=kind.api_version if kind is not None else UNSET,
+            pod_bearing=self.pod_bearing,
+            scale=given(self.scale),
+            replicas=self.replicas,
+            resources=self.resources.to_document(),
+            own_replicas=self.own_replicas if self.children else UNSET,
+            own_resources=self.own_resources.to_document() if self.children else UNSET,
+            nodes=list(self.nodes),
+            pods=[pod.to_document() for pod in self.pods],
+            children=[child.to_document() for child in self.children],
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name}
-        if self.instance is not None:
-            out["component"] = self.component
-            out["instance"] = self.instance
-        if self.kind is not None:
-            out["kind"] = self.kind.kind
-            out["apiVersion"] = self.kind.api_version
-        out["podBearing"] = self.pod_bearing
-        if self.scale is not None:
-            out["scale"] = self.scale.to_dict()
-        out["replicas"] = self.replicas.to_dict()
-        out["resources"] = self.resources.to_dict()
-        if self.children:
-            out["ownReplicas"] = self.own_replicas.to_dict()
-            out["ownResources"] = self.own_resources.to_dict()
-        if self.nodes:
-            out["nodes"] = list(self.nodes)
-        if self.pods:
-            out["pods"] = [pod.to_dict() for pod in self.pods]
-        if self.children:
-            out["children"] = [child.to_dict() for child in self.children]
-        return out
+        return _builtins(self.to_document())
+
+
+class ComponentViewDocument(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """A component, or one instance of a multi-instance component, with everything below it. replicas, resources
+    and nodes cover the subtree."""
+
+    name: Annotated[str, Meta(description="The component name, or the instance id on an instance node.")]
+    component: Annotated[str, Meta(description="On an instance node: the component.")] | UnsetType = UNSET
+    instance: Annotated[str, Meta(description="On an instance node: the instance id.")] | UnsetType = UNSET
+    kind: Annotated[str, Meta(description="The component's kind; absent on a logical component.")] | UnsetType = UNSET
+    api_version: Annotated[str, Meta(description="The apiVersion of kind.")] | UnsetType = UNSET
+    pod_bearing: Annotated[bool, Meta(description="The component declares a pod spec.")]
+    scale: (
+        Annotated[Scale, Meta(description="The scale the definition declares, per replica of the parent.")] | UnsetType
+    ) = UNSET
+    replicas: Annotated[Replicas, Meta(description="The subtree's pods: desired, current, ready.")]
+    resources: Annotated[ResourcesDocument, Meta(description="The subtree's requests.")]
+    own_replicas: (
+        Annotated[Replicas, Meta(description="This node's own pods (only on a node with children).")] | UnsetType
+    ) = UNSET
+    own_resources: (
+        Annotated[ResourcesDocument, Meta(description="This node's own requests (only on a node with children).")]
+        | UnsetType
+    ) = UNSET
+    nodes: Annotated[list[str], Meta(description="The distinct nodes the subtree's pods run on, sorted.")] = []
+    pods: Annotated[list[PodViewDocument], Meta(description="This node's own pods, by name.")] = []
+    children: list[ComponentViewDocument] = []
 
 
 class WorkloadIdentity(Protocol):
@@ -272,8 +350,7 @@ def identity_dict(item: WorkloadIdentity) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True, slots=True)
-class WorkloadView:
+class WorkloadView(msgspec.Struct, frozen=True):
     """One workload, rolled up: identity, status, the component tree with pods, totals, and what went wrong.
 
     `components` are the top-level components (a pod-bearing root first, named after the root component, then the
@@ -315,14 +392,51 @@ class WorkloadView:
         """Every attributed pod in tree order."""
         return [pod for _, node in self.walk() for pod in node.pods]
 
+    def to_document(self) -> WorkloadViewDocument:
+        return WorkloadViewDocument(
+            schema_version=self.schema_version,
+            name=self.name,
+            namespace=self.namespace,
+            kind=self.kind,
+            api_version=self.api_version,
+            uid=self.uid,
+            created_at=self.created_at,
+            definition=self.definition,
+            origin=self.origin,
+            phase=self.phase,
+            phases=list(self.phases),
+            file_mode=self.file_mode,
+            replicas=self.replicas,
+            resources=self.resources.to_document(),
+            components=[component.to_document() for component in self.components],
+            unclaimed_pods=[pod.to_document() for pod in self.unclaimed_pods],
+            errors=list(self.errors),
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "schemaVersion": self.schema_version,
-            **identity_dict(self),
-            "fileMode": self.file_mode,
-            "replicas": self.replicas.to_dict(),
-            "resources": self.resources.to_dict(),
-            "components": [component.to_dict() for component in self.components],
-            "unclaimedPods": [pod.to_dict() for pod in self.unclaimed_pods],
-            "errors": [error.to_dict() for error in self.errors],
-        }
+        """The JSON document (`schemaVersion: workloadmap.io/view/v1`), plain dicts and lists."""
+        return _builtins(self.to_document())
+
+
+class WorkloadViewDocument(msgspec.Struct, frozen=True, rename="camel"):
+    """One workload rolled up: identity, status, the component tree with pods, totals, and what went wrong."""
+
+    schema_version: str
+    name: str
+    namespace: str
+    kind: str
+    api_version: str
+    uid: Annotated[str, Meta(description='metadata.uid; "" when absent (a manifest).')]
+    created_at: Annotated[str | None, Meta(description="metadata.creationTimestamp; null when absent.")]
+    definition: Annotated[str, Meta(description="The Karta definition used.")]
+    origin: Annotated[str, Meta(description="Where the definition came from: catalog, cluster or local.")]
+    phase: Annotated[str, Meta(description="The primary phase.")]
+    phases: Annotated[list[str], Meta(description="The primary phase first, then the other matched phases.")]
+    file_mode: Annotated[bool, Meta(description="Built without pods: current and ready are null.")]
+    replicas: Annotated[Replicas, Meta(description="The sum over the top-level components.")]
+    resources: Annotated[ResourcesDocument, Meta(description="The sum over the top-level components.")]
+    components: Annotated[list[ComponentViewDocument], Meta(description="The top-level components.")]
+    unclaimed_pods: Annotated[
+        list[PodViewDocument], Meta(description="Owned pods no component (or no instance) claims, by name.")
+    ]
+    errors: Annotated[list[ComponentError], Meta(description="Parts that could not be resolved or counted.")]
