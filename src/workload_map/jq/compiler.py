@@ -285,6 +285,14 @@ def _add(a: Any, b: Any) -> Any:
     raise _fail(f"{_desc(a)} and {_desc(b)} cannot be added")
 
 
+def _plus(a: Any, b: Any, env: Env) -> Any:
+    """`a + b`, charging concatenations to the budget (one step per 16 characters or elements)."""
+    kind = type(a)
+    if (kind is str or kind is list) and type(b) is kind:
+        _charge(env, (len(a) + len(b)) >> 4)
+    return _add(a, b)
+
+
 def _sub(a: Any, b: Any) -> Any:
     ta = type(a)
     tb = type(b)
@@ -357,6 +365,8 @@ def _mod(a: Any, b: Any) -> Any:
     ta = type(a)
     tb = type(b)
     if (ta is int or ta is float) and (tb is int or tb is float):
+        if (ta is float and math.isnan(a)) or (tb is float and math.isnan(b)):
+            return math.nan
         x = _to_intmax(a)
         y = _to_intmax(b)
         if y == 0:
@@ -410,7 +420,7 @@ def _slice(target: Any, start: Any, end: Any) -> Any:
 
 def _indices(target: list[Any], sub: list[Any]) -> Any:
     if not sub:
-        return None
+        return []
     n = len(sub)
     return [i for i in range(len(target) - n + 1) if all(_eq(target[i + j], sub[j]) for j in range(n))]
 
@@ -586,7 +596,10 @@ class _Compiler:
             pieces: list[str | One] = [p if isinstance(p, str) else o for p, o in zip(parts, ones, strict=True)]  # type: ignore[misc]
 
             def one(v: Any, env: Env) -> Any:
-                return "".join(p if isinstance(p, str) else fmt(p(v, env)) for p in pieces)
+                # jq evaluates the interpolations right to left
+                texts = [p if isinstance(p, str) else fmt(p(v, env)) for p in reversed(pieces)]
+                texts.reverse()
+                return "".join(texts)
 
             return _from_one(one)
         codes = [p for p in parts if isinstance(p, _Code)]
@@ -645,7 +658,12 @@ class _Compiler:
         t_one = target.one
         k_one = key.one
         if t_one is not None and k_one is not None and not optional:
-            return _from_one(lambda v, env: _index(t_one(v, env), k_one(v, env)))
+
+            def index_one(v: Any, env: Env) -> Any:
+                k = k_one(v, env)  # the key first, as jq
+                return _index(t_one(v, env), k)
+
+            return _from_one(index_one)
         t_gen = target.gen
         k_gen = key.gen
 
@@ -683,7 +701,13 @@ class _Compiler:
 
         if target.one is not None and start.one is not None and end.one is not None and not optional:
             t1, s1, e1 = target.one, start.one, end.one
-            return _Code(gen, lambda v, env: _slice(t1(v, env), s1(v, env), e1(v, env)))
+
+            def slice_one(v: Any, env: Env) -> Any:
+                e = e1(v, env)
+                s = s1(v, env)
+                return _slice(t1(v, env), s, e)
+
+            return _Code(gen, slice_one)
         return _Code(gen)
 
     def c_Iterate(self, node: A.Iterate, scope: _Scope) -> _Code:  # noqa: N802
@@ -826,18 +850,29 @@ class _Compiler:
         left = self.compile(node.left, scope)
         right = self.compile(node.right, scope)
         l_one, r_one = left.one, right.one
-        needs_env = op == "*"
+        with_env: Callable[[Any, Any, Env], Any] | None = {"*": _mul, "+": _plus}.get(op)
         if l_one is not None and r_one is not None:
-            if needs_env:
-                return _from_one(lambda v, env: _mul(l_one(v, env), r_one(v, env), env))
+            if with_env is not None:
+                f3 = with_env
+
+                def binary_env(v: Any, env: Env) -> Any:
+                    b = r_one(v, env)  # jq evaluates the right operand first
+                    return f3(l_one(v, env), b, env)
+
+                return _from_one(binary_env)
             f2: Callable[[Any, Any], Any] = function
-            return _from_one(lambda v, env: f2(l_one(v, env), r_one(v, env)))
+
+            def binary(v: Any, env: Env) -> Any:
+                b = r_one(v, env)
+                return f2(l_one(v, env), b)
+
+            return _from_one(binary)
         l_gen, r_gen = left.gen, right.gen
 
         def gen(v: Any, env: Env) -> Iterator[Any]:
             for b in r_gen(v, env):
                 for a in l_gen(v, env):
-                    yield _mul(a, b, env) if needs_env else function(a, b)
+                    yield with_env(a, b, env) if with_env is not None else function(a, b)
 
         return _Code(gen)
 
@@ -928,9 +963,11 @@ class _Compiler:
             parts = [self._pattern(p, scope) for p in pattern.elements]
 
             def bind_array(value: Any, env: Env) -> Iterator[Env]:
-                if type(value) is not list and value is not None:
-                    raise _index_error(value, 0)
-                yield from _bind_all([(functools.partial(_index_at, i), p) for i, p in enumerate(parts)], value, env)
+                # jq binds the last element first
+                steps: list[tuple[Callable[[Any], Any], Callable[[Any, Env], Iterator[Env]]]] = [
+                    (functools.partial(_index_at, i), p) for i, p in enumerate(parts)
+                ]
+                yield from _bind_all(steps[::-1], value, env)
 
             return bind_array
         if isinstance(pattern, A.ObjectPattern):
@@ -1290,18 +1327,24 @@ def _csv_tsv(value: Any, name: str) -> str:
     for item in value:
         kind = type(item)
         if kind is int or kind is float:
-            out.append(_format_number(item))
+            out.append("" if kind is float and math.isnan(item) else _format_number(item))
         elif kind is bool:
             out.append("true" if item else "false")
         elif item is None:
             out.append("")
         elif kind is str:
             if name == "csv":
-                out.append('"' + item.replace('"', '""') + '"')
+                out.append('"' + item.replace('"', '""').replace("\0", "\\0") + '"')
             else:
-                out.append(item.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r"))
+                out.append(
+                    item.replace("\\", "\\\\")
+                    .replace("\t", "\\t")
+                    .replace("\n", "\\n")
+                    .replace("\r", "\\r")
+                    .replace("\0", "\\0")
+                )
         else:
-            raise _fail(f"{_desc(item)} is not valid in a {name} row")
+            raise _fail(f"{_desc(item)} is not valid in a csv row")  # libjq says csv for @tsv too
     return ("," if name == "csv" else "\t").join(out)
 
 
@@ -1313,7 +1356,7 @@ def _sh(value: Any) -> str:
         if kind is list or kind is dict:
             raise _fail(f"{_desc(item)} can not be escaped for shell")
         if kind is str:
-            out.append("'" + item.replace("'", "'\\''") + "'")
+            out.append("'" + item.replace("'", "'\\''").replace("\0", "\\0") + "'")
         else:
             out.append(_dump(item))
     return " ".join(out)
@@ -1445,6 +1488,8 @@ def _keys_unsorted(v: Any, env: Env) -> Any:
 
 
 def _has(v: Any, k: Any) -> Any:
+    if v is None:
+        return False
     tv = type(v)
     tk = type(k)
     if tv is dict and tk is str:
@@ -1562,7 +1607,11 @@ def _trim(name: str, strip: Callable[[str], str]) -> Callable[[Any], Any]:
     return trim
 
 
-_WHITESPACE: Final = " \t\n\r\f\v"
+# Unicode White_Space, what jq 1.8's trim functions strip
+_WHITESPACE: Final = (
+    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
 
 
 def _tojson(v: Any, env: Env) -> str:
@@ -1957,7 +2006,7 @@ def _n_add(compiler: _Compiler, args: list[_Code]) -> _Code:
         values = _values(v, env)
         total: Any = None
         for x in values:
-            total = _add(total, x)
+            total = _plus(total, x, env)
         return total
 
     return _from_one(one)
@@ -2222,7 +2271,7 @@ def _prelude() -> dict[str, A.FuncDef]:
 def _n_strindices(compiler: _Compiler, args: list[_Code]) -> _Code:
     def strindices(v: Any, sub: Any) -> Any:
         if not sub:
-            return None
+            return []
         raw = v.encode()
         needle = sub.encode()
         out: list[int] = []
@@ -2252,8 +2301,8 @@ def _n_flatten(compiler: _Compiler, args: list[_Code]) -> _Code:
     def flatten(v: Any, depth: Any, env: Env) -> Any:
         out: list[Any] = []
         for item in _values(v, env):
-            if type(item) is list and depth != 0:
-                out.extend(flatten(item, depth - 1, env))
+            if type(item) is list and not _eq(depth, 0):
+                out.extend(flatten(item, _sub(depth, 1), env))
             else:
                 out.append(item)
         return out
