@@ -14,7 +14,8 @@ Every failure is an `InputError` (a `WorkloadMapError`, also a `ValueError`) who
 out), and the plain class for a missing file, a permission, a directory, closed stdin or an I/O error (`reason`
 says which). `read_input_text` decodes UTF-8 (a BOM is dropped) and returns `(label, text)`.
 
-This module is a bottom layer (it imports only `workload_map.errors`), so every layer and the CLI can use it.
+This module is a bottom layer (it imports only `workload_map.errors` and `workload_map._limits`), so every layer
+and the CLI can use it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import sys
 import time
 from typing import Any, Final, Literal, Protocol, Union
 
+from workload_map._limits import MAX_INPUT_BYTES, STREAM_TIMEOUT
 from workload_map.errors import WorkloadMapError
 
 __all__ = [
@@ -38,12 +40,6 @@ __all__ = [
     "read_input",
     "read_input_text",
 ]
-
-MAX_INPUT_BYTES: Final = 64 * 1024 * 1024
-"""The default limit of one input, in bytes (64 MiB)."""
-
-STREAM_TIMEOUT: Final = 30.0
-"""Seconds a named pipe, FIFO, socket or device may take to deliver its whole input (None: no budget)."""
 
 _CHUNK: Final = 1024 * 1024
 

@@ -20,6 +20,7 @@ import math
 from typing import Final
 
 from workload_map._jsontype import json_type
+from workload_map._limits import MAX_INT_DIGITS
 from workload_map.jq.ast import (
     ArrayPattern,
     Binary,
@@ -571,7 +572,8 @@ class _Parser:
 
 
 def _number(text: str) -> Number:
-    if text.isdigit():
+    # past Python's int-str limit an integer literal is a double, as libjq holds it (the largest double, clamped)
+    if text.isdigit() and len(text) <= MAX_INT_DIGITS:
         return Number(text, int(text))
     value = float(text)
     if math.isinf(value):

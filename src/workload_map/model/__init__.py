@@ -60,7 +60,15 @@ from workload_map.model.types import (
     SuspendDefinition,
     TopologyConstraint,
 )
-from workload_map.model.yamlio import Document, DocumentError, parse_documents, read_documents, read_source_text
+from workload_map.model.yamlio import (
+    Document,
+    DocumentError,
+    parse_documents,
+    parse_documents_each,
+    read_documents,
+    read_documents_each,
+    read_source_text,
+)
 
 __all__ = [
     "API_VERSION",
@@ -119,7 +127,9 @@ __all__ = [
     "load_definitions",
     "loads_definitions",
     "parse_documents",
+    "parse_documents_each",
     "read_documents",
+    "read_documents_each",
     "read_input",
     "read_input_text",
     "read_source_text",

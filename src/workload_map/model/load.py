@@ -23,7 +23,7 @@ import msgspec
 from workload_map._jsontype import json_type
 from workload_map.errors import WorkloadMapError
 from workload_map.model.types import API_VERSION, KIND, Karta
-from workload_map.model.yamlio import Document, DocumentError, iter_files, parse_documents, read_documents
+from workload_map.model.yamlio import Document, DocumentError, iter_files, parse_documents_each, read_documents_each
 
 DefinitionSource = Union[str, Path, Mapping[str, Any], Karta, Iterable[Any]]
 
@@ -205,11 +205,11 @@ def _values(source: DefinitionSource, result: LoadResult, *, strict: bool) -> It
         if path.is_dir():
             files = list(iter_files(path))
             for file in files:
-                yield from _documents_of(read_documents, file, result, strict=strict)
+                yield from _documents_of(read_documents_each, file, result, strict=strict)
         else:
-            yield from _documents_of(read_documents, path, result, strict=strict)
+            yield from _documents_of(read_documents_each, path, result, strict=strict)
     elif isinstance(source, str):
-        yield from _documents_of(lambda text: parse_documents(text, "<text>"), source, result, strict=strict)
+        yield from _documents_of(lambda text: parse_documents_each(text, "<text>"), source, result, strict=strict)
     else:
         for index, item in enumerate(source):
             if isinstance(item, (str, Path, Karta)):  # several files, texts or definitions
@@ -219,19 +219,35 @@ def _values(source: DefinitionSource, result: LoadResult, *, strict: bool) -> It
 
 
 def _documents_of(
-    reader: typing.Callable[[Any], list[Document]], arg: Any, result: LoadResult, *, strict: bool
+    reader: typing.Callable[[Any], list[Document | DocumentError]],
+    arg: Any,
+    result: LoadResult,
+    *,
+    strict: bool,
 ) -> Iterable[tuple[str, Any]]:
+    """The (label, value) of every document; a document that cannot be read is a problem of its own (the others
+    still load) unless `strict` or no document of the source could be read (the source is then unreadable)."""
     try:
-        documents = reader(arg)
+        items = reader(arg)
     except DocumentError as exc:
         error = DefinitionError(exc.source, exc.message, unreadable=True)
         if strict:
             raise error from None
         result.add(exc.source, error)
         return
-    many = len(documents) > 1
-    for document in documents:
-        yield (document.label if many else document.source), document.value
+    failures = [item for item in items if isinstance(item, DocumentError)]
+    if failures and (strict or len(failures) == len(items)):
+        error = DefinitionError(failures[0].source, failures[0].message, unreadable=True)
+        if strict:
+            raise error from None
+        result.add(failures[0].source, error)
+        return
+    many = len(items) > 1
+    for item in items:
+        if isinstance(item, DocumentError):
+            result.add(item.label, DefinitionError(item.label, item.message))
+            continue
+        yield (item.label if many else item.source), item.value
 
 
 def _unwrap_lists(label: str, value: Any) -> Iterable[tuple[str, Any]]:
@@ -255,7 +271,7 @@ def _looks_like_path(text: str) -> bool:
 def loads_definitions(text: str, source: str = "<text>") -> list[Karta]:
     """Every definition in YAML/JSON text (never taken for a path)."""
     result = LoadResult()
-    for label, value in _documents_of(lambda t: parse_documents(t, source), text, result, strict=True):
+    for label, value in _documents_of(lambda t: parse_documents_each(t, source), text, result, strict=True):
         for item_label, item in _unwrap_lists(label, value):
             result.definitions.append(karta_from_dict(item, item_label))
     if not result.definitions:

@@ -11,6 +11,8 @@ pipes and FIFOs are bounded too), before parsing.
 from __future__ import annotations
 
 import io
+import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +20,8 @@ from typing import Any, ClassVar
 
 import yaml
 
-from workload_map._io import MAX_INPUT_BYTES, STREAM_TIMEOUT, InputError, read_input_text
+from workload_map._io import InputError, read_input_text
+from workload_map._limits import MAX_DEPTH, MAX_EXPANDED_NODES, MAX_INPUT_BYTES, MAX_INT_DIGITS, STREAM_TIMEOUT
 from workload_map.errors import WorkloadMapError
 
 try:
@@ -27,17 +30,48 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _BaseLoader = yaml.SafeLoader
 
 
+def _resolvers() -> dict[Any, list[tuple[str, Any]]]:
+    """PyYAML's implicit resolvers without timestamps and without YAML 1.1's base-60 numbers: `1:30` is the string
+    kubectl reads (go-yaml never resolved sexagesimals), not 90; `2026-01-10` stays a string."""
+    sexagesimal = {
+        "tag:yaml.org,2002:int": re.compile(
+            r"""^(?:[-+]?0b[0-1_]+
+            |[-+]?0[0-7_]+
+            |[-+]?(?:0|[1-9][0-9_]*)
+            |[-+]?0x[0-9a-fA-F_]+)$""",
+            re.X,
+        ),
+        "tag:yaml.org,2002:float": re.compile(
+            r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+            |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+            |[-+]?\.(?:inf|Inf|INF)
+            |\.(?:nan|NaN|NAN))$""",
+            re.X,
+        ),
+    }
+    return {
+        first: [
+            (tag, sexagesimal.get(tag, regexp)) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"
+        ]
+        for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+    }
+
+
+class _NumberError(yaml.constructor.ConstructorError, WorkloadMapError):
+    """A number no JSON document can carry (over 4300 digits, NaN, infinite): the document is refused."""
+
+    keyed = False  # the message names the key already
+
+
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """The safe loader, refusing a mapping that repeats a key (PyYAML would silently keep the last one), and
-    reading unquoted timestamps as the strings they are in Kubernetes objects.
+    """The safe loader, refusing a mapping that repeats a key (PyYAML would silently keep the last one) and numbers
+    JSON cannot carry (an integer over 4300 digits, `.nan`, `.inf`, a float beyond a double: kubectl refuses them
+    too), reading unquoted timestamps and base-60 numbers (`1:30`) as the strings they are in Kubernetes objects.
 
     A repeated key in a definition is a lost matcher or path; kubectl refuses such manifests too.
     """
 
-    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
-    }
+    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = _resolvers()
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -49,21 +83,71 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
                 mark = key_node.start_mark
                 raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}; remove one of them", mark)
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+        try:
+            return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+        except _NumberError as exc:
+            if exc.keyed:
+                raise
+            keyed = _NumberError(None, None, f"{_key_at(node, exc.problem_mark)}{exc.problem}", exc.problem_mark)
+            keyed.keyed = True
+            raise keyed from None
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        try:
+            return super().construct_yaml_int(node)  # type: ignore[no-any-return]
+        except ValueError:  # beyond Python's int-str conversion limit
+            digits = sum(char.isdigit() for char in node.value)
+            raise _NumberError(
+                None,
+                None,
+                f"an integer of {digits} digits is refused (at most {MAX_INT_DIGITS}); quote it if it is text",
+                node.start_mark,
+            ) from None
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        value: float = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            what = "a NaN" if math.isnan(value) else "an infinite number"
+            if not node.value.lstrip("+-").startswith("."):
+                what = "a number beyond the range of a double"
+            raise _NumberError(
+                None, None, f"{what} ({node.value[:40]}) has no JSON form; quote it if it is text", node.start_mark
+            )
+        return value
 
 
-# Expanded node count past which a document is treated as an alias bomb. A large `helm template` output has
-# well under a million nodes; a billion-laughs document has billions.
-MAX_EXPANDED_NODES = 5_000_000
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+_Loader.add_constructor("tag:yaml.org,2002:float", _Loader.construct_yaml_float)
+
+
+def _key_at(node: yaml.MappingNode, mark: Any) -> str:
+    """`name: ` for the key whose value holds `mark` (the number's position), else nothing."""
+    for key_node, value_node in node.value:
+        if (
+            isinstance(key_node, yaml.ScalarNode)
+            and mark is not None
+            and value_node.start_mark.index <= mark.index <= value_node.end_mark.index
+        ):
+            return f"{key_node.value[:80]}: "
+    return ""
+
+
+# Expanded node count past which a document is treated as an alias bomb (MAX_EXPANDED_NODES). A large `helm
+# template` output has well under a million nodes; a billion-laughs document has billions.
 
 
 class DocumentError(WorkloadMapError, ValueError):
     """A source that cannot be read as YAML/JSON documents."""
 
-    def __init__(self, source: str, message: str) -> None:
+    def __init__(self, source: str, message: str, index: int | None = None) -> None:
         self.source = source
         self.message = message
-        super().__init__(f"{source}: {message}")
+        self.index = index  # the document of the stream it is about (0-based), when it is about one
+        super().__init__(f"{self.label}: {message}")
+
+    @property
+    def label(self) -> str:
+        return self.source if self.index is None else f"{self.source} (document {self.index + 1})"
 
 
 @dataclass(frozen=True)
@@ -91,29 +175,114 @@ def read_source_text(
 
 
 def parse_documents(text: str, source: str = "<text>") -> list[Document]:
-    """Every non-empty document of a YAML (or JSON) stream, in order."""
+    """Every non-empty document of a YAML (or JSON) stream, in order; the first problem raises `DocumentError`."""
     documents: list[Document] = []
-    try:
-        for index, value in enumerate(yaml.load_all(io.StringIO(text), Loader=_Loader)):
-            if value is None:
-                continue
-            _check_expansion(value, source, index)
-            documents.append(Document(source, index, value))
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = exc.problem or exc.context or "invalid YAML"
-        raise DocumentError(source, f"invalid YAML{where}: {problem}") from None
-    except yaml.YAMLError as exc:
-        raise DocumentError(source, f"invalid YAML: {exc}") from None
-    except RecursionError:
-        raise DocumentError(source, "document is nested too deeply") from None
+    for item in parse_documents_each(text, source):
+        if isinstance(item, DocumentError):
+            raise DocumentError(source, item.message) from None
+        documents.append(item)
     return documents
 
 
+def parse_documents_each(text: str, source: str = "<text>") -> list[Document | DocumentError]:
+    """Every non-empty document of a stream, or the `DocumentError` of a document that cannot be read (its
+    `index` says which): one bad document never hides the others.
+
+    A document is refused for a repeated key, a number JSON cannot carry, an alias bomb or nesting over 500 levels;
+    the next document is read as usual. A syntax error ends its document: reading resumes at the next line that
+    starts a document (`---`), as kubectl splits a stream.
+    """
+    results: list[Document | DocumentError] = []
+    offset_line, index, rest = 0, 0, text
+    while True:
+        failure = _parse_chunk(rest, source, offset_line, index, results)
+        if failure is None:
+            return results
+        index, line, column = failure
+        # an error at the start of a `---` line ended an unterminated document: the next one starts right there
+        resume = _next_marker(rest, line - offset_line, inclusive=column == 0)
+        if resume is None:
+            return results
+        rest = "".join(rest.splitlines(keepends=True)[resume:])
+        offset_line += resume
+        index += 1
+
+
+_MARKER = re.compile(r"^---(?:[ \t].*)?$")
+
+
+def _next_marker(text: str, line: int, *, inclusive: bool) -> int | None:
+    """The index of the first document-start line (`---`) of `text` after line `line` (0-based; at it too when
+    `inclusive`), never the first line (reading must move on)."""
+    for number, content in enumerate(text.splitlines()):
+        if number > 0 and (number > line or (inclusive and number == line)) and _MARKER.match(content):
+            return number
+    return None
+
+
+def _parse_chunk(
+    text: str, source: str, offset_line: int, index: int, results: list[Document | DocumentError]
+) -> tuple[int, int, int] | None:
+    """Read the documents of `text` into `results`; on a syntax error, (its document's index, its line in the
+    stream, its column) after recording it, so the caller resumes at the next document; None at the end."""
+    loader = _Loader(io.StringIO(text))
+    try:
+        while True:
+            try:
+                if not loader.check_node():
+                    return None
+                node = loader.get_node()  # the whole document is parsed here (syntax errors, aliases)
+            except (yaml.YAMLError, RecursionError) as exc:
+                results.append(DocumentError(source, _message(exc, offset_line), index))
+                mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+                if mark is None:
+                    return index, offset_line, 1
+                return index, mark.line + offset_line, mark.column
+            try:
+                value = loader.construct_document(node) if node is not None else None
+                if value is not None:
+                    _check_expansion(value, source, index)
+                    results.append(Document(source, index, value))
+            except (yaml.YAMLError, RecursionError) as exc:
+                results.append(DocumentError(source, _message(exc, offset_line), index))
+                _reset(loader)
+            except DocumentError as exc:
+                results.append(DocumentError(source, exc.message, index))
+            index += 1
+    finally:
+        loader.dispose()
+
+
+def _reset(loader: Any) -> None:
+    """Forget a failed document's half-built objects, so the next document is built from scratch."""
+    loader.constructed_objects = {}
+    loader.recursive_objects = {}
+    loader.state_generators = []
+    loader.deep_construct = False
+
+
+def _message(exc: BaseException, offset_line: int) -> str:
+    if isinstance(exc, RecursionError):
+        return "document is nested too deeply"
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + offset_line + 1}, column {mark.column + 1}" if mark else ""
+        problem = exc.problem or exc.context or "invalid YAML"
+        return f"invalid YAML{where}: {problem}"
+    return f"invalid YAML: {exc}"
+
+
 def read_documents(source: str | Path) -> list[Document]:
+    """Every document of a file (`-`: standard input); the first problem raises `DocumentError`."""
     label, text = read_source_text(source)
     return parse_documents(text, label)
+
+
+def read_documents_each(source: str | Path) -> list[Document | DocumentError]:
+    """Every document of a file, or the error of each one that cannot be read (`parse_documents_each`); a file
+    that cannot be read at all raises `DocumentError`."""
+    label, text = read_source_text(source)
+    return parse_documents_each(text, label)
 
 
 def iter_files(directory: Path, suffixes: tuple[str, ...] = (".yaml", ".yml", ".json")) -> Iterator[Path]:
@@ -138,8 +307,8 @@ def _check_expansion(value: Any, source: str, index: int) -> None:
         known = sizes.get(key)
         if known is not None:
             return known
-        if depth > 500:
-            raise DocumentError(source, f"document {index + 1} is nested more than 500 levels deep")
+        if depth > MAX_DEPTH:
+            raise DocumentError(source, f"document {index + 1} is nested more than {MAX_DEPTH} levels deep")
         children = node.values() if isinstance(node, dict) else node
         total = 1
         for child in children:

@@ -9,24 +9,30 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
+from workload_map._limits import MAX_DEPTH, MAX_INT_DIGITS
 from workload_map.errors import WorkloadMapError
 
 Path = Sequence[str | int]
 
 
 class NotJSONError(WorkloadMapError, ValueError):
-    """A value that has no JSON form (a set, an object, a non-string key that cannot be named)."""
+    """A value that has no JSON form (an object of no JSON type, NaN, an integer over 4300 digits, a cycle, nesting
+    over 500 levels, a non-string key that cannot be named); `where` is its place (`spec.replicas`)."""
 
-    def __init__(self, where: str, value: Any) -> None:
+    def __init__(self, where: str, value: Any, reason: str | None = None) -> None:
         self.where = where
-        super().__init__(f"{where or 'the object'} holds a {type(value).__name__} value, which has no JSON form")
+        place = (where if len(where) <= 120 else f"{where[:60]}...{where[-40:]}") or "the object"
+        if reason is None:
+            reason = f"holds a {type(value).__name__} value, which has no JSON form"
+        super().__init__(f"{place} {reason}")
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -37,38 +43,131 @@ def json_copy(value: Any) -> Any:
     """A deep copy of a JSON value, normalised the way the API server would hand it over.
 
     Tuples become lists and YAML timestamps (`datetime`/`date`, which PyYAML makes of unquoted timestamps) become
-    RFC 3339 strings; anything else without a JSON form raises `NotJSONError` naming where it is.
+    RFC 3339 strings; typed values (msgspec Structs, dataclasses) become objects. What JSON cannot carry raises
+    `NotJSONError` naming where it is: a value of no JSON type, NaN or an infinity (the API server has no such
+    number; they are not read as null), an integer of more than 4300 digits, a cycle, nesting over 500 levels.
     """
     try:  # a JSON round trip in C: several times faster than walking the value in Python
-        return _DECODER.decode(_ENCODER.encode(value))
-    except (TypeError, ValueError, msgspec.MsgspecError):
-        return _walk_copy(value, "")
+        data = _ENCODER.encode(value)
+    except (TypeError, ValueError, RecursionError, msgspec.MsgspecError):
+        return _checked_copy(value)  # names the problem and its place
+    # msgspec writes NaN and infinities as null, and nests as deep as the stack allows: look closer when it may have
+    if (b"null" in data and _non_finite(value)) or _too_deep(value, data):
+        return _checked_copy(value)
+    return _DECODER.decode(data)
 
 
-def _walk_copy(value: Any, where: str) -> Any:
-    if isinstance(value, str) or value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        return value
-    if isinstance(value, Mapping):
-        copied: dict[str, Any] = {}
-        for key, item in value.items():
-            name = key
-            if not isinstance(name, str):
-                if not (isinstance(name, bool | int | float) or name is None):
-                    raise NotJSONError(where, name)
-                name = json.dumps(name)
-            copied[name] = _walk_copy(item, f"{where}.{name}" if where else name)
-        return copied
-    if isinstance(value, list | tuple):
-        return [_walk_copy(item, f"{where}[{index}]") for index, item in enumerate(value)]
-    if isinstance(value, _dt.datetime):
-        if value.tzinfo is not None and value.utcoffset() == _dt.timedelta(0):
-            return value.replace(tzinfo=None).isoformat() + "Z"
-        return value.isoformat()
-    if isinstance(value, _dt.date):
-        return value.isoformat()
-    raise NotJSONError(where, value)
+_MSGPACK = msgspec.msgpack.Encoder()
+# a msgpack float64 (0xcb) whose exponent bits are all set: NaN or an infinity (a match inside a string only
+# costs the closer look)
+_NON_FINITE = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]")
+
+
+def _non_finite(value: Any) -> bool:
+    try:
+        return _NON_FINITE.search(_MSGPACK.encode(value)) is not None
+    except (TypeError, ValueError, RecursionError, msgspec.MsgspecError):
+        return True
+
+
+def _too_deep(value: Any, data: bytes) -> bool:
+    """Whether `value` (encoded as `data`) nests arrays and objects more than MAX_DEPTH levels deep."""
+    if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
+        return False  # too few containers to nest that deep: the common case costs two counts
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        children = node.values() if isinstance(node, Mapping) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, Mapping | list | tuple))
+    return False
+
+
+def _builtin(value: Any) -> Any:
+    """What msgspec makes of a typed value (Struct, dataclass, datetime, set, ...); TypeError for the rest."""
+    converted = msgspec.to_builtins(value)
+    if type(converted) is type(value):
+        raise TypeError(f"a {type(value).__name__} value has no JSON form")
+    return converted
+
+
+_TOO_MANY_DIGITS: Final = 10**MAX_INT_DIGITS
+
+
+def _checked_copy(root: Any) -> Any:
+    """`json_copy` by a walk (no recursion) that names the place of the first value JSON cannot carry."""
+    holder: list[Any] = [None]
+    on_path: set[int] = set()
+    # tasks: (value, target container, key or index in it, where, depth); ("exit", id) leaves a container
+    stack: list[tuple[Any, ...]] = [(root, holder, 0, "", 0)]
+    while stack:
+        task = stack.pop()
+        if task[0] is _EXIT:
+            on_path.discard(task[1])
+            continue
+        value, target, slot, where, depth = task
+        if isinstance(value, str) or value is None or isinstance(value, bool):
+            target[slot] = value
+            continue
+        if isinstance(value, int):
+            if abs(value) >= _TOO_MANY_DIGITS:
+                raise NotJSONError(where, value, f"holds an integer of more than {MAX_INT_DIGITS} digits")
+            target[slot] = int(value)
+            continue
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                what = "NaN" if math.isnan(value) else "an infinite number"
+                raise NotJSONError(where, value, f"holds {what}, which JSON cannot carry")
+            target[slot] = value
+            continue
+        if isinstance(value, _dt.datetime):
+            if value.tzinfo is not None and value.utcoffset() == _dt.timedelta(0):
+                target[slot] = value.replace(tzinfo=None).isoformat() + "Z"
+            else:
+                target[slot] = value.isoformat()
+            continue
+        if isinstance(value, _dt.date):
+            target[slot] = value.isoformat()
+            continue
+        if not isinstance(value, Mapping | list | tuple):
+            try:
+                value = _builtin(value)
+            except (TypeError, ValueError, RecursionError):
+                raise NotJSONError(where, value) from None
+            if not isinstance(value, Mapping | list | tuple):
+                stack.append((value, target, slot, where, depth))
+                continue
+        if id(value) in on_path:
+            raise NotJSONError(where, value, "refers to itself (a cycle): JSON cannot hold it")
+        if depth > MAX_DEPTH:  # as the YAML loader counts: the top is level 0
+            raise NotJSONError(where, value, f"is nested more than {MAX_DEPTH} levels deep")
+        on_path.add(id(value))
+        stack.append((_EXIT, id(value)))
+        children: list[tuple[Any, ...]] = []
+        if isinstance(value, Mapping):
+            copied: dict[str, Any] = {}
+            for key, item in value.items():
+                name = key
+                if not isinstance(name, str):
+                    if not (isinstance(name, bool | int | float) or name is None):
+                        raise NotJSONError(where, name)
+                    try:
+                        name = json.dumps(name)
+                    except ValueError:
+                        raise NotJSONError(where, name, f"has a key JSON cannot name ({type(key).__name__})") from None
+                copied[name] = None
+                children.append((item, copied, name, f"{where}.{name}" if where else name, depth + 1))
+        else:
+            copied_list: list[Any] = [None] * len(value)
+            children = [(item, copied_list, index, f"{where}[{index}]", depth + 1) for index, item in enumerate(value)]
+            copied = copied_list  # type: ignore[assignment]
+        target[slot] = copied
+        stack.extend(reversed(children))
+    return holder[0]
+
+
+_EXIT: Final = object()
 
 
 def fast_copy(value: Any) -> Any:
@@ -182,7 +281,10 @@ def jq_json(value: Any) -> str:
 def _format_int(value: int) -> str:
     if -(2**53) <= value <= 2**53:
         return str(value)
-    return _format_float(float(value))  # upstream holds every number as a float64
+    try:
+        return _format_float(float(value))  # upstream holds every number as a float64
+    except OverflowError:  # beyond a double: gojq's float64 is infinite, printed as the largest double
+        return _format_float(math.copysign(math.inf, value))
 
 
 def _format_float(value: float) -> str:

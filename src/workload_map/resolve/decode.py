@@ -7,6 +7,7 @@ and the field.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -17,6 +18,7 @@ from workload_map.resolve.results import ValueKind
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
+_INT32_DIGITS = 10
 _DECIMAL = re.compile(r"[+-]?[0-9]+\Z")  # what Go's strconv.ParseInt(s, 10, 32) accepts
 
 
@@ -115,18 +117,31 @@ def decode_replicas(index: int, value: Any) -> int | None:
     if isinstance(value, int):
         number = value
     elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise DecodeError(f"output {index} is {'NaN' if math.isnan(value) else 'infinite'}, not a replica count")
         if not value.is_integer():
             raise DecodeError(f"output {index} is {show(value)}, not a whole number of replicas")
         number = int(value)
     elif isinstance(value, str):
         if not _DECIMAL.match(value):
             raise DecodeError(f"output {index} is the string {show(value)}, not a base-10 integer")
+        if len(value.lstrip("+-").lstrip("0")) > _INT32_DIGITS:  # never converted: it may be too long to convert
+            raise DecodeError(f"output {index} is the string {show(value)}, outside the int32 range of a replica count")
         number = int(value, 10)
     else:
         raise DecodeError(f"output {index} is {json_type_phrase(value)} ({show(value)}), not a replica count")
     if not INT32_MIN <= number <= INT32_MAX:
-        raise DecodeError(f"output {index} is {show(value)}, outside the int32 range of a replica count")
+        shown = show(value) if abs(number) < 10**30 else f"an integer of {_digits(number)} digits"
+        raise DecodeError(f"output {index} is {shown}, outside the int32 range of a replica count")
     return number
+
+
+def _digits(number: int) -> str:
+    """How many decimal digits an integer has, without converting it (it may be too long to convert)."""
+    size = abs(number).bit_length()
+    if size < 10_000:
+        return str(len(str(abs(number))))
+    return f"about {int(size * 0.30103)}"
 
 
 def decode_instance_ids(values: list[Any]) -> list[str]:

@@ -59,7 +59,10 @@ QuantityString = Annotated[
 gang plan, so their schemas say it and decoding checks it."""
 
 _MAX_INT64: Final = 2**63 - 1
-_MAX_EXPONENT: Final = 10_000  # beyond this a decimal value is refused as too large (see docs/resources.md)
+# A value of 10**1000 or more is refused as too large (see docs/resources.md): sums and replica multipliers stay far
+# below Python's 4300-digit int-str limit, so every amount can be printed.
+_MAX_DIGITS: Final = 1000
+_TOO_LARGE: Final = 10**_MAX_DIGITS
 
 _DECIMAL_SUFFIXES: Final[dict[str, int]] = {
     "n": -9,
@@ -83,6 +86,7 @@ _SCAN: Final = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*[+-]?[
 _GO_INT: Final = re.compile(r"[+-]?[0-9]+")
 
 _HINT: Final = "write a number with an optional suffix, e.g. 500m, 2, 1.5Gi, 1e3"
+_TOO_LARGE_REASON: Final = f"too large (a quantity must be below 10^{_MAX_DIGITS})"
 _SUFFIX_HINT: Final = "use n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei or e<exponent>"
 
 
@@ -142,6 +146,8 @@ def _parse(value: object, strict: bool) -> tuple[int, Format]:
     if isinstance(value, bool):
         raise QuantityError(value, f"a boolean is not a quantity; {_HINT}")
     if isinstance(value, int):
+        if abs(value) >= _TOO_LARGE:
+            raise QuantityError(f"<an integer of about {int(value.bit_length() * 0.30103)} digits>", _TOO_LARGE_REASON)
         return value * NANO, "DecimalSI"
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -188,9 +194,9 @@ def _parse_text(text: str, strict: bool) -> tuple[int, Format]:
 
     if base == 10:
         shift = exponent - len(frac) + 9  # nanos = digits * 10**shift
+        if len((whole + frac).lstrip("0")) + shift - 9 > _MAX_DIGITS:
+            raise QuantityError(text if len(text) <= 40 else text[:40] + "...", _TOO_LARGE_REASON)
         if shift >= 0:
-            if shift > _MAX_EXPONENT:
-                raise QuantityError(text, "too large")
             nanos = digits * 10**shift
         elif -shift > len(whole) + len(frac):
             nanos = 1  # 0 < value < 1n: rounds up to 1n
