@@ -216,6 +216,41 @@ def get_path(obj: Any, path: Path) -> Any:
     return current
 
 
+def in_document_form(value: Any, old: Any) -> Any:
+    """`value` (a fresh copy, changed in place) in the form of `old`, the value it replaces: each object's keys in
+    `old`'s order (keys `old` lacks after them, as given), array elements paired by position, and a number equal to
+    `old`'s kept as `old` writes it (`3.0` stays `3.0`). So writing back an unchanged value, which the getters hand
+    out with jq's sorted keys and integral floats as ints, leaves the document byte for byte as it was."""
+    if _same_number(value, old):
+        return old
+    stack: list[tuple[Any, Any]] = [(value, old)]
+    while stack:
+        new, before = stack.pop()
+        if isinstance(new, dict) and isinstance(before, dict):
+            if list(new) != [key for key in before if key in new][: len(new)]:
+                ordered = [key for key in before if key in new] + [key for key in new if key not in before]
+                items = [(key, new[key]) for key in ordered]
+                new.clear()
+                new.update(items)
+            pairs: Any = ((key, before[key]) for key in new if key in before)
+        elif isinstance(new, list) and isinstance(before, list):
+            pairs = zip(range(len(new)), before, strict=False)
+        else:
+            continue
+        for key, was in pairs:
+            item = new[key]
+            if _same_number(item, was):
+                new[key] = was
+            elif isinstance(item, dict | list):
+                stack.append((item, was))
+    return value
+
+
+def _same_number(value: Any, old: Any) -> bool:
+    """An int standing for the integral float `old` (jq's view of `3.0` is `3`)."""
+    return type(value) is int and type(old) is float and value == old
+
+
 def merge_patch(original: Any, current: Any) -> Any:
     """The RFC 7386 JSON merge patch that turns `original` into `current` (`{}` when they are equal).
 

@@ -178,6 +178,12 @@ class Component:
         ids = self._ids_for_update(FRAGMENTED_FIELD)
         ordered = self._in_id_order(FRAGMENTED_FIELD, ids, values)
         specs = [_as_fragmented(self.name, instance_id, value) for instance_id, value in zip(ids, ordered, strict=True)]
+        with self._session.transaction():  # field by field, all or nothing
+            self._write_fragments(definition, ids, specs)
+
+    def _write_fragments(
+        self, definition: FragmentedPodSpecDefinition, ids: list[str], specs: list[FragmentedPodSpec]
+    ) -> None:
         for item in FRAGMENTED_WRITE_ORDER:
             column = [getattr(value, item.attr) for value in specs]
             if all(_upstream_empty(item, value) for value in column):
@@ -192,7 +198,7 @@ class Component:
                 _check_fragment(self.name, field, instance_id, item, value)
             if item.kind == "string":
                 column = [value or "" for value in column]
-            self._session.write(self.name, field, path, column, zip_values=self.multi_instance)
+            self._session.write(self.name, field, path, column, zip_values=self.multi_instance, instances=ids)
 
     def _update_plain(self, part: PlainPart, values: Mapping[str, Mapping[str, Any] | None]) -> None:
         field, what = part.field, part.what
@@ -212,7 +218,7 @@ class Component:
                     f"the {what} for instance {instance_id!r} is a {type(value).__name__}, not a mapping",
                 )
             checked.append(self._json(field, value))
-        self._session.write(self.name, field, path, checked, zip_values=self.multi_instance)
+        self._session.write(self.name, field, path, checked, zip_values=self.multi_instance, instances=ids)
 
     def _ids_for_update(self, field: str) -> list[str]:
         try:
@@ -280,10 +286,11 @@ class Component:
                     f"{name}[{index}]: failed to decode value: {action.value!r} is not a JSON literal ({exc}); "
                     f'write strings with quotes, e.g. "\\"Suspended\\""',
                 ) from None
-        for index, (action, value) in enumerate(zip(actions, decoded, strict=True)):
-            self._session.write(
-                self.name, f"{field}[{index}].path", action.path, [value], zip_values=False, keep_absent_empty=False
-            )
+        with self._session.transaction():  # every action or none
+            for index, (action, value) in enumerate(zip(actions, decoded, strict=True)):
+                self._session.write(
+                    self.name, f"{field}[{index}].path", action.path, [value], zip_values=False, keep_absent_empty=False
+                )
 
 
 def _fragment_path(definition: FragmentedPodSpecDefinition, item: FragmentedField) -> str | None:

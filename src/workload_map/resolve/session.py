@@ -7,12 +7,13 @@ with it a new `Resolution`), so what was read before the write stays as it was r
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from workload_map.jq import EvaluationPolicy, JqError
-from workload_map.jq.writeback import PathError, set_paths
-from workload_map.resolve._json import fast_copy, get_path, is_empty
+from workload_map.jq.writeback import PathError, path_text, set_paths
+from workload_map.resolve._json import NotJSONError, get_path, in_document_form, is_empty, jq_json, json_copy
 from workload_map.resolve.errors import UpdateError
 from workload_map.resolve.resolution import Resolution
 from workload_map.resolve.snapshot import Snapshot
@@ -51,6 +52,16 @@ class Session:
             found = self._resolution = Resolution(self.structure, self._snapshot, related=self.related)
         return found
 
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Several writes as one: when one fails, the document is as it was before the first."""
+        saved = (self._snapshot, self._resolution, self.original, self.writes)
+        try:
+            yield
+        except BaseException:
+            self._snapshot, self._resolution, self.original, self.writes = saved
+            raise
+
     def write(
         self,
         component: str,
@@ -60,12 +71,17 @@ class Session:
         *,
         zip_values: bool,
         keep_absent_empty: bool = True,
+        instances: Sequence[str] | None = None,
     ) -> None:
         """Set the paths `expr` selects: each to its own value (`zip_values`) or all to `values[0]`.
 
         With `keep_absent_empty`, an empty value (null, "", {}, []) is not written where the document holds
         nothing (or an empty value) at that path: an update never adds a null or empty field to an instance that
-        did not have it. The write is all or nothing: a failure leaves the document as it was.
+        did not have it. Two values for one place (instances whose paths fall back to one shared field, such as
+        `.spec.components[$k].image // .spec.components.image`) are written once when equal and refused when they
+        differ (`instances` names them). An index may append to an array but never pad it. A written object keeps
+        the key order of what it replaces, so an unchanged value leaves the document as it was, byte for byte.
+        The write is all or nothing: a failure leaves the document as it was.
         """
         current = self._snapshot.obj
         try:
@@ -86,14 +102,44 @@ class Session:
                     f"(the path selects {len(paths)} places for {len(values)} instances)",
                 )
             pairs = list(zip(paths, values, strict=True))
+            owners = list(instances) if instances is not None and len(instances) == len(values) else None
         else:
             pairs = [(path, values[0]) for path in paths]
-        if keep_absent_empty:
-            pairs = [(path, value) for path, value in pairs if not (is_empty(value) and _holds_nothing(current, path))]
-        if not pairs:
+            owners = None
+        try:
+            copies = [json_copy(value) for _, value in pairs]
+        except NotJSONError as exc:
+            raise UpdateError(component, field, f"the value cannot be written as JSON: {exc}") from None
+        places: dict[str, int] = {}
+        writes: list[tuple[list[Any], Any]] = []
+        for index, ((path, _), value) in enumerate(zip(pairs, copies, strict=True)):
+            if keep_absent_empty and is_empty(value) and _holds_nothing(current, path):
+                continue
+            key = jq_json(path)
+            first = places.get(key)
+            if first is None:
+                places[key] = index
+                writes.append((path, value))
+                continue
+            if jq_json(copies[first]) != jq_json(value):  # equal values: that place is written once
+                who = (
+                    f"instances {owners[first]!r} and {owners[index]!r}"
+                    if owners is not None
+                    else f"values {first} and {index}"
+                )
+                raise UpdateError(
+                    component,
+                    field,
+                    f"{who} write different values to the same place, {path_text(path)} (their paths fall back to "
+                    f"one shared field): nothing was written; give them equal values, or set each instance's own "
+                    f"field in the object first",
+                )
+        if not writes:
             return
+        # a written object keeps the order (and number forms) of what it replaces: getters hand out jq's sorted view
+        shaped = [in_document_form(value, get_path(current, path)) for path, value in writes]
         try:  # copy-on-write: the current snapshot keeps its object
-            root = set_paths(current, [path for path, _ in pairs], [fast_copy(value) for _, value in pairs], copy=True)
+            root = set_paths(current, [path for path, _ in writes], shaped, copy=True, pad=False)
         except PathError as exc:
             raise UpdateError(component, field, f"cannot write through {expr!r}: {exc}") from None
         if not isinstance(root, dict):  # only an empty path (`.`) replaces the root

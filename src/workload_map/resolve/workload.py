@@ -156,13 +156,15 @@ class Workload:
 
     def suspend(self) -> None:
         """Apply the suspend actions of every component that has a suspendDefinition (root first)."""
-        for component in self._suspendable("suspended"):
-            component.suspend()
+        with self._session.transaction():  # every component or none
+            for component in self._suspendable("suspended"):
+                component.suspend()
 
     def resume(self) -> None:
         """Apply the resume actions of every component that has a suspendDefinition (root first)."""
-        for component in self._suspendable("resumed"):
-            component.resume()
+        with self._session.transaction():
+            for component in self._suspendable("resumed"):
+                component.resume()
 
     def _suspendable(self, verb: str) -> list[Component]:
         components = [component for component in self._components.values() if component.can_suspend]
