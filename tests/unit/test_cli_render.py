@@ -4,13 +4,22 @@ formatters. Live views come from the view tests' PyTorchJob with operator-labell
 from __future__ import annotations
 
 import datetime
+from fractions import Fraction
 
 import pytest
 
 from tests.unit.test_view import pytorchjob_view
-from workload_map.cli.render.fmt import accelerator_labels, accelerators_text, age, human_duration
+from workload_map.cli.render.fmt import (
+    accelerator_labels,
+    accelerators_text,
+    age,
+    cpu_text,
+    human_duration,
+    memory_text,
+)
 from workload_map.cli.render.text import align, plain, seg
 from workload_map.cli.render.tree import TreeOptions, render_workload
+from workload_map.resources import parse_quantity
 
 NOW = datetime.datetime(2026, 10, 1, 10, 0, tzinfo=datetime.timezone.utc)
 
@@ -121,3 +130,40 @@ def test_accelerators_are_named_by_their_short_name_unless_two_collide() -> None
 def test_align_pads_columns_and_never_pads_the_last_cell() -> None:
     rows = [[seg("a"), seg("bb"), seg("c")], [seg("aaaa"), seg(""), seg("")]]
     assert [plain(line) for line in align(rows)] == ["a      bb   c", "aaaa"]
+
+
+@pytest.mark.parametrize(
+    ("quantity", "text"),
+    [
+        ("8G", "7.45Gi"),  # was 7812500Ki
+        ("16Gi", "16Gi"),
+        ("512Mi", "512Mi"),
+        ("1536Mi", "1.5Gi"),
+        ("200G", "186Gi"),
+        ("22544853112Ki", "21Ti"),  # a directory's total, was 22544853112Ki
+        ("100", "100"),
+        ("0", "0"),
+    ],
+)
+def test_memory_is_shown_in_binary_units_with_three_significant_digits(quantity: str, text: str) -> None:
+    assert memory_text(parse_quantity(quantity)) == text
+
+
+def test_sixty_four_pods_of_200g_read_as_terabytes() -> None:
+    assert memory_text(parse_quantity("200G") * 64) == "11.6Ti"  # was 12500000000Ki
+
+
+@pytest.mark.parametrize(
+    ("amount", "text"),
+    [
+        (Fraction(0), "0"),
+        (Fraction(1, 2), "0.5"),  # was 500m
+        (Fraction(1, 1000), "0.001"),
+        (Fraction(9, 4), "2.25"),
+        (Fraction(4), "4"),
+        (Fraction(301442, 100), "3014"),  # a directory's total, was 3014420m
+        (Fraction(1, 10**9), "<0.001"),  # a request is never shown as nothing
+    ],
+)
+def test_cpu_is_shown_in_cores(amount: Fraction, text: str) -> None:
+    assert cpu_text(amount) == text

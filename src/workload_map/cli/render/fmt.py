@@ -1,4 +1,4 @@
-"""Small formatting helpers: Kubernetes quantities, kubectl-style ages, GVK text, accelerator names."""
+"""Small formatting helpers: quantities a person reads, kubectl-style ages, GVK text, accelerator names."""
 
 from __future__ import annotations
 
@@ -6,17 +6,40 @@ import datetime
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 
-from workload_map.resources.quantity import format_quantity
-
 
 def cpu_text(amount: Fraction | int) -> str:
-    """A CPU amount as Kubernetes prints it: `4`, `500m`, `0`."""
-    return format_quantity(amount, "cpu")
+    """CPU in cores, for a person: `4`, `0.5`, `2.25`, `12.5`, `3014` (at most three significant digits below
+    1,000 cores, whole cores above; exact quantities stay in JSON and YAML)."""
+    return _significant(Fraction(amount)) if amount else "0"
+
+
+_BINARY_UNITS = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 
 
 def memory_text(amount: Fraction | int) -> str:
-    """A memory amount: binary when exact (`16Gi`), else decimal (`70M`), `0` for nothing."""
-    return format_quantity(amount, "memory")
+    """Memory in binary units with at most three significant digits, for a person: `16Gi`, `7.45Gi` (8G), `512Mi`,
+    `11.6Ti` (64 x 200G), `100` (bytes); `0` for nothing. Exact quantities stay in JSON and YAML."""
+    value = Fraction(amount)
+    if value <= 0:
+        return "0" if value == 0 else "-" + memory_text(-value)
+    for unit, size in _BINARY_UNITS:
+        if value >= size:
+            text = _significant(value / size)
+            if text == "1024" and unit != "Ei":  # 1023.9Gi rounds up to the next unit
+                bigger = _BINARY_UNITS[_BINARY_UNITS.index((unit, size)) - 1][0]
+                return f"1{bigger}"
+            return text + unit
+    return _significant(value)
+
+
+def _significant(value: Fraction) -> str:
+    """`value` with at most three significant digits (whole numbers from 100 up); `<0.001` for less (a request
+    that is not nothing is never shown as 0)."""
+    if value >= 100:
+        return str(round(value))
+    if value < Fraction(1, 1000):
+        return "<0.001"
+    return f"{float(value):.3g}"
 
 
 def short_resource(name: str) -> str:
