@@ -1,9 +1,11 @@
 """jq engine cost, as ratios against `json.loads` of the same object's JSON text, measured in the same run.
 
 Rows (the object is a ~20 KB JobSet: a driver, three worker groups and an evaluator, with a running status):
-* one libjq evaluation (an expression the fast path does not take) on a fresh Document, conversion included:
-  through the public API (which converts only the subtrees the expression reads, when the static check can say),
-  and with the whole object converted (the worst case);
+* one evaluation of a status matcher (an expression the fast path does not take) on a fresh Document: through
+  the public API (compiled to Python closures, in process), through libjq on the subtrees it reads, and through
+  libjq with the whole object converted (the worst case);
+* the built-in JobSet definition's own expressions (catalog/definitions/jobset-...yaml), compiled path vs libjq
+  path (one combined libjq program on the pruned JSON text), conversion included in both;
 * every expression of a JobSet-sized definition (25: instance ids, templates, scales, fragmented fields, phase,
   conditions, six `byExpression` matchers) on one object via `Document.evaluate_many`: target <= 10x json.loads;
   the same 25 expressions as 25 separate `evaluate` calls, for comparison;
@@ -19,13 +21,16 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import jq as libjq
+import yaml
 
+import workload_map
 from _common import interleaved, json_loads_baseline
 from _common import row as make_row
-from workload_map.jq import Document, EvaluationPolicy, convert, engine, evaluate, fastpath, parser, worker
+from workload_map.jq import Document, EvaluationPolicy, compiler, convert, engine, evaluate, fastpath, parser, worker
 
 
 def _container(name: str, index: int) -> dict[str, Any]:
@@ -209,9 +214,16 @@ def rows() -> list[dict[str, Any]]:
         out.append(make_row(name, seconds * 1e6, base * 1e6, target, "us", digits=1))
 
     assert engine.compile_expression(MATCHER).fast is None
+    assert engine.compile_expression(MATCHER).compiled is not None
     row(
-        f"jq: one libjq evaluation on a fresh {size_kb:.0f} KB JobSet, conversion included (x json.loads)",
+        f"jq: one status matcher on a fresh {size_kb:.0f} KB JobSet, compiled path (x json.loads)",
         lambda: evaluate(MATCHER, obj),
+        None,
+    )
+    matcher_roots = engine.compile_expression(MATCHER).roots
+    row(
+        "jq: the same matcher through libjq, read subtrees converted (x json.loads)",
+        lambda: engine.run_one(MATCHER, convert.encode(convert.prune(obj, matcher_roots))),
         None,
     )
     row(
@@ -232,7 +244,14 @@ def rows() -> list[dict[str, Any]]:
     )
 
     def cold() -> object:
-        for cached in (engine.compile_expression, engine._program, fastpath.compile_fast, parser.parse):
+        caches = (
+            engine.compile_expression,
+            engine._program,
+            fastpath.compile_fast,
+            compiler.compile_closure,
+            parser.parse,
+        )
+        for cached in caches:
             clear = getattr(cached, "cache_clear", None)
             if clear is not None:
                 clear()
@@ -243,6 +262,8 @@ def rows() -> list[dict[str, Any]]:
         cold,
         None,
     )
+
+    out.extend(_catalog_rows(obj, baseline, row))
 
     program = engine._program(MATCHER)
     fresh = (f"{MATCHER} | . + {n}" for n in itertools.count())
@@ -261,6 +282,51 @@ def rows() -> list[dict[str, Any]]:
     finally:
         worker.shutdown()
     return out
+
+
+CATALOG_JOBSET = Path(workload_map.__file__).parent / "catalog" / "definitions" / "jobset-x-k8s-io-jobset-v1alpha2.yaml"
+
+
+def _catalog_expressions() -> list[str]:
+    found: list[str] = []
+
+    def walk(node: Any, key: str = "") -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, k)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, key)
+        elif isinstance(node, str) and key.endswith(("path", "Path", "expression", "keyPath", "idPath")):
+            found.append(node)
+
+    walk(yaml.safe_load(CATALOG_JOBSET.read_text()))
+    return list(dict.fromkeys(found))
+
+
+def _catalog_rows(obj: dict[str, Any], baseline: Callable[[], object], row: Any) -> list[dict[str, Any]]:
+    """The catalog's JobSet expressions: compiled path (what Document does in process) vs the libjq path."""
+    exprs = _catalog_expressions()
+    infos = [engine.compile_expression(expr) for expr in exprs]
+    python = [e for e, info in zip(exprs, infos, strict=True) if info.fast is None and info.compiled is not None]
+    slow_roots: Any = set()
+    for info in infos:
+        slow_roots = None if info.roots is None or slow_roots is None else slow_roots | info.roots
+    roots = None if slow_roots is None else frozenset(slow_roots)
+    _check(Document(obj).evaluate_many(exprs))
+    _check(engine.run_batch(exprs, convert.encode(convert.prune(obj, roots))))
+    row(
+        f"jq: the {len(exprs)} catalog JobSet expressions ({len(python)} compiled, the rest plain paths), "
+        "compiled path (x json.loads)",
+        lambda: Document(obj).evaluate_many(exprs),
+        None,
+    )
+    row(
+        f"jq: the same {len(exprs)} through libjq (one program, read subtrees converted) (x json.loads)",
+        lambda: engine.run_batch(exprs, convert.encode(convert.prune(obj, roots))),
+        None,
+    )
+    return []
 
 
 if __name__ == "__main__":
