@@ -167,10 +167,28 @@ def test_inferenceservice_predictor_reads_the_model_container_and_its_gpu() -> N
     assert container["args"] == ["--max_model_len=8192"]
 
 
-def test_nimcache_gpu_count_becomes_an_nvidia_gpu_limit() -> None:
-    specs = _resolved("apps-nvidia-com-nimcache-v1alpha1").component("caching-job").fragmented_pod_specs
-    assert specs is not None
-    assert specs[""].resources == {"requests": {"cpu": "4", "memory": "16Gi"}, "limits": {"nvidia.com/gpu": "1"}}
+def test_nimcache_resources_are_one_list_the_caching_job_requests_and_is_limited_to() -> None:
+    # issue 15: NIMCache reads spec.resources through a writable path plus the resources-shape annotation; since
+    # v1.0.0 the operator gives the caching Job cpu and memory as requests and limits, and no GPU (`gpus` was dropped).
+    component = _resolved("apps-nvidia-com-nimcache-v1alpha1").resolve().component("caching-job")
+    instance = component.instance("")
+    assert instance is not None and instance.fragmented_pod_spec is not None
+    assert instance.fragmented_pod_spec.resources == {"cpu": "4", "memory": "16Gi"}
+    template = instance.pod_template
+    assert template is not None
+    resources = {"requests": {"cpu": "4", "memory": "16Gi"}, "limits": {"cpu": "4", "memory": "16Gi"}}
+    assert template["spec"]["containers"][0]["resources"] == resources
+    assert instance.requests == {"cpu": 4, "memory": 16 * 2**30}
+
+
+def test_a_pre_1_0_nimcache_gpu_count_is_counted_as_nvidia_gpus() -> None:
+    obj = _read(FIXTURES / "apps-nvidia-com-nimcache-v1alpha1" / "workload.yaml")
+    obj["spec"]["resources"]["gpus"] = 1
+    instance = (
+        Workload(_karta("apps-nvidia-com-nimcache-v1alpha1"), obj).resolve().component("caching-job").instance("")
+    )
+    assert instance is not None and instance.requests is not None
+    assert instance.requests["nvidia.com/gpu"] == 1
 
 
 def test_milvus_component_without_own_resources_reads_the_shared_ones() -> None:

@@ -87,6 +87,22 @@ def test_view_of_the_catalog_fixture_matches_its_golden_summary(name: str) -> No
     assert actual == _load(golden)
 
 
+VARIANTS = sorted(p for p in FIXTURES.glob("*/variants/*") if (p / "workload.yaml").exists())
+
+
+@pytest.mark.parametrize("directory", VARIANTS, ids=[f"{p.parents[1].name}/{p.name}" for p in VARIANTS])
+def test_view_of_a_fixture_variant_matches_its_golden_summary(directory: Path) -> None:
+    """More fixtures of one definition (tests/fixtures/catalog/<definition>/variants/<case>/): a shape of the spec
+    the main fixture does not have (a framework's resource shorthand, multi-node, groups), each with its view."""
+    actual = summary(directory)
+    assert actual["definition"] == directory.parents[1].name
+    golden = directory / GOLDEN
+    if os.environ.get("WMAP_UPDATE_GOLDEN") == "1":
+        golden.write_text(yaml.safe_dump(actual, sort_keys=False, width=120), encoding="utf-8")
+    assert golden.exists(), f"no {GOLDEN} for {directory}: run with WMAP_UPDATE_GOLDEN=1 and review it"
+    assert actual == _load(golden)
+
+
 def test_every_built_in_definition_has_a_fixture_with_a_golden_view() -> None:
     names = {entry.karta.name for entry in builtin_registry().all()}
     assert names == {p.name for p in FIXTURES.iterdir() if (p / GOLDEN).exists()}

@@ -13,6 +13,7 @@ from workload_map.gang.names import join_name
 from workload_map.gang.scale import Role, role_counts
 from workload_map.gang.summary import StructureSummary
 from workload_map.gang.types import GangRole
+from workload_map.model.extensions import RESOURCE_ALIASES, is_valid_resource_name
 from workload_map.resolve import ExtractionError, Resolution
 from workload_map.resolve.replicas import desired_replicas, min_replicas
 from workload_map.resources import ResourceList, add, scale
@@ -104,6 +105,12 @@ class Builder:
         error = instance.requests_error
         if error is not None:
             self.note(f"{where}: {error.message}; they are not counted")
+        invalid = sorted(name for name in requests or () if not is_valid_resource_name(name))
+        if invalid:
+            self.note(
+                f"{where}: requests {', '.join(invalid)}, not a valid Kubernetes resource name (no node offers it; "
+                f"a framework's own key is mapped with the definition's {RESOURCE_ALIASES} annotation)"
+            )
         return dict(template), requests
 
 

@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from workload_map.model import ComponentDefinition
+from workload_map.model.extensions import ResourceAliases
 from workload_map.resolve.decode import (
     DecodeError,
     decode_fragment,
@@ -24,6 +25,7 @@ from workload_map.resolve.errors import ExtractionError
 from workload_map.resolve.results import FRAGMENTED_FIELDS, FragmentedPodSpec, Scale, WorkloadStatus
 from workload_map.resolve.snapshot import Snapshot
 from workload_map.resolve.status import ErrorSink, extract_status
+from workload_map.resources import alias_requirements
 
 T = TypeVar("T")
 
@@ -156,6 +158,8 @@ def pod_template(
     metadata: Mapping[str, dict[str, Any]] | None,
     fragments: Mapping[str, FragmentedPodSpec] | None,
     instance_id: str,
+    *,
+    aliases: ResourceAliases | None = None,
 ) -> dict[str, Any] | None:
     """The pod template one instance's pods are made from: the spec's PodTemplateSpec, else `{metadata, spec}`
     from podSpecPath + metadataPath, else one built from the fragmented fields; None when the instance has none."""
@@ -168,13 +172,14 @@ def pod_template(
             return None
         return {"metadata": (metadata or {}).get(instance_id) or {}, "spec": spec}
     if fragments is not None and instance_id in fragments:
-        return template_from_fragments(fragments[instance_id])
+        return template_from_fragments(fragments[instance_id], aliases)
     return None
 
 
-def template_from_fragments(fragment: FragmentedPodSpec) -> dict[str, Any]:
+def template_from_fragments(fragment: FragmentedPodSpec, aliases: ResourceAliases | None = None) -> dict[str, Any]:
     """A PodTemplateSpec assembled from a fragmented spec: its containers (a `main` container when it names
-    none), the resources on the first container when no container carries any, and the pod-level fields."""
+    none), the resources on the first container when no container carries any (the framework's resource keys
+    renamed by the definition's `aliases`), and the pod-level fields."""
     fields = fragment.to_dict()
     containers = [dict(container) for container in fields.get("containers") or () if isinstance(container, dict)]
     single = fields.get("container")
@@ -186,7 +191,7 @@ def template_from_fragments(fragment: FragmentedPodSpec) -> dict[str, Any]:
             container["image"] = fields["image"]
         containers.append(container)
     if fields.get("resources") and not any(container.get("resources") for container in containers):
-        containers[0]["resources"] = fields["resources"]
+        containers[0]["resources"] = alias_requirements(fields["resources"], aliases)
     if fields.get("image") and not containers[0].get("image"):
         containers[0]["image"] = fields["image"]
     spec: dict[str, Any] = {"containers": containers}

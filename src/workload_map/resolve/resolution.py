@@ -19,6 +19,7 @@ from typing import Any, Final, NoReturn
 
 from workload_map.jq import EvaluationPolicy
 from workload_map.model import GVK, ComponentDefinition, Karta
+from workload_map.model.extensions import ResourceAliases
 from workload_map.resolve import extract
 from workload_map.resolve._json import fast_copy
 from workload_map.resolve.errors import ComponentNotFound, ExtractionError
@@ -170,6 +171,7 @@ class ResolvedComponent(_Frozen):
     """One component as resolved: its identity, its instances (in instance-id order) and what failed."""
 
     __slots__ = (
+        "_aliases",
         "_instances",
         "_lock",
         "_parts",
@@ -193,6 +195,7 @@ class ResolvedComponent(_Frozen):
     definition: ComponentDefinition
     yaml_path: str
     _snapshot: Snapshot
+    _aliases: ResourceAliases | None
     _parts: dict[str, Any]
     _templates: dict[str, dict[str, Any] | None]
     _instances: list[dict[str, ResolvedInstance]]
@@ -211,6 +214,7 @@ class ResolvedComponent(_Frozen):
             definition=definition,
             yaml_path=slot.yaml_path,
             _snapshot=snapshot,
+            _aliases=structure.resource_aliases,
             _parts={},
             _templates={},
             _instances=[],
@@ -277,6 +281,7 @@ class ResolvedComponent(_Frozen):
                 self._lenient(PART_METADATA),
                 self._lenient(PART_FRAGMENTED),
                 instance_id,
+                aliases=self._aliases,
             )
         return templates[instance_id]
 
@@ -303,14 +308,14 @@ class ResolvedComponent(_Frozen):
                     field = extract.TEMPLATE.field
                     template = templates.get(instance_id)
                     spec = template.get("spec") if isinstance(template, dict) else None
-                    out[instance_id] = pod_requests(spec if isinstance(spec, dict) else {})
+                    out[instance_id] = pod_requests(spec if isinstance(spec, dict) else {}, self._aliases)
                 elif specs is not None:
                     field = extract.SPEC.field
                     pod_spec = specs.get(instance_id)
-                    out[instance_id] = pod_requests(pod_spec if isinstance(pod_spec, dict) else {})
+                    out[instance_id] = pod_requests(pod_spec if isinstance(pod_spec, dict) else {}, self._aliases)
                 elif fragments is not None and instance_id in fragments:
                     field = extract.FRAGMENTED_FIELD
-                    out[instance_id] = fragmented_requests(fragments[instance_id].to_dict())
+                    out[instance_id] = fragmented_requests(fragments[instance_id].to_dict(), self._aliases)
             except (QuantityError, ResourceSpecError) as error:
                 out[instance_id] = ComponentError(self.name, field, f"cannot count the requests{where}: {error}")
         return out

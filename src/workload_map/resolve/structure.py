@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from workload_map.model import ComponentDefinition, Karta
+from workload_map.model.extensions import ResourceAliases, resource_aliases
 from workload_map.resolve.results import FRAGMENTED_FIELDS
 
 _STRUCTURE_FIELD = "spec.structureDefinition"
@@ -40,6 +41,8 @@ class Structure:
     slots: dict[str, ComponentSlot]
     children: dict[str, tuple[str, ...]]
     expressions: tuple[str, ...]
+    # the definition's `workloadmap.io/resource-aliases` / `resources-shape` (None: it sets neither)
+    resource_aliases: ResourceAliases | None = None
 
     def children_of(self, name: str) -> tuple[str, ...]:
         return self.children.get(name, ())
@@ -88,6 +91,7 @@ def _build(karta: Karta) -> Structure:
         slots=slots,
         children={name: tuple(names) for name, names in children.items()},
         expressions=expressions,
+        resource_aliases=resource_aliases(karta.metadata.annotations if karta.metadata else None),
     )
 
 

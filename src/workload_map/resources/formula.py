@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any, Final, TypeGuard
 
 from workload_map.errors import WorkloadMapError
+from workload_map.model.extensions import ResourceAliases
 from workload_map.resources.quantity import NANO, QuantityError, parse_nanos
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "ResourceSpecError",
     "accelerator_names",
     "add",
+    "alias_requirements",
     "container_requests",
     "fragmented_requests",
     "gpu_count",
@@ -52,40 +54,63 @@ class ResourceSpecError(WorkloadMapError, ValueError):
 # public API
 
 
-def container_requests(container: Mapping[str, Any]) -> ResourceList:
+def container_requests(container: Mapping[str, Any], aliases: ResourceAliases | None = None) -> ResourceList:
     """One container's requests: per resource name the request, falling back to the limit.
 
     An explicit zero counts as declared. As the API server does for stored objects, each amount is rounded up to
-    whole millis (``100u`` -> ``1m``). Raises ``QuantityError`` naming the container and the field.
+    whole millis (``100u`` -> ``1m``). Raises ``QuantityError`` naming the container and the field. ``aliases``
+    (a definition's ``workloadmap.io/resource-aliases``) rename a framework's own resource keys first.
     """
-    return _fractions(_container_nanos(container, _label(container, "containers", 0)))
+    return _fractions(_container_nanos(container, _label(container, "containers", 0), aliases))
 
 
-def pod_requests(pod_spec: Mapping[str, Any]) -> ResourceList:
+def pod_requests(pod_spec: Mapping[str, Any], aliases: ResourceAliases | None = None) -> ResourceList:
     """The scheduler's effective request of a pod (``PodSpec`` dict), per resource name.
 
     ``max(sum(containers) + sum(sidecars), max over init containers i of (request_i + sidecars declared before i))``
     where sidecars are init containers with ``restartPolicy: Always``; then pod-level ``resources`` replace CPU,
-    memory and hugepages, and ``overhead`` is added. See ``docs/resources.md``.
+    memory and hugepages, and ``overhead`` is added. See ``docs/resources.md``. ``aliases`` rename a framework's
+    own resource keys in the containers' resources first.
     """
-    return _fractions(_pod_nanos(pod_spec))
+    return _fractions(_pod_nanos(pod_spec, aliases))
 
 
-def fragmented_requests(fragment: Mapping[str, Any]) -> ResourceList:
+def fragmented_requests(fragment: Mapping[str, Any], aliases: ResourceAliases | None = None) -> ResourceList:
     """Requests of a Karta fragmented pod spec: ``containers`` plus the single ``container`` (summed); the
     CR-level ``resources`` (requests, falling back to limits) count only when those containers declared nothing.
+
+    ``aliases`` rename a framework's own resource keys (``gpu`` -> ``nvidia.com/gpu``); with ``aliases.flat`` the
+    CR-level ``resources`` are one resource list standing for both requests and limits.
     """
     fragment = _mapping(fragment, "fragmented pod spec")
     result: _NanoList = {}
     for index, container in enumerate(_list(fragment, "containers", "fragmented pod spec")):
-        _add_into(result, _container_nanos(container, _label(container, "containers", index)))
+        _add_into(result, _container_nanos(container, _label(container, "containers", index), aliases))
     single = fragment.get("container")
     if single is not None:
         label = f'container "{single["name"]}"' if _named(single) else "container"
-        _add_into(result, _container_nanos(single, label))
+        _add_into(result, _container_nanos(single, label, aliases))
     if not result and fragment.get("resources") is not None:
-        result = _requirements_nanos(fragment["resources"], "resources")
+        if aliases is not None and aliases.flat:
+            result = _resource_list(fragment["resources"], "resources", aliases)
+        else:
+            result = _requirements_nanos(fragment["resources"], "resources", aliases)
     return _fractions(result)
+
+
+def alias_requirements(resources: Any, aliases: ResourceAliases | None) -> Any:
+    """CR-level resources as a Kubernetes ResourceRequirements, the framework's keys renamed by ``aliases`` and
+    the quantities kept as written: what a container built from the fragments carries. Without aliases (or for
+    a value that is not a mapping) the value is returned as it is."""
+    if not aliases or not _is_mapping(resources):
+        return resources
+    if aliases.flat:
+        renamed = _rename(resources, aliases)
+        return {"requests": dict(renamed), "limits": dict(renamed)} if renamed else {}
+    out: dict[str, Any] = {}
+    for key, value in resources.items():
+        out[key] = _rename(value, aliases) if key in ("requests", "limits") and _is_mapping(value) else value
+    return out
 
 
 def add(a: Mapping[str, Fraction], b: Mapping[str, Fraction]) -> ResourceList:
@@ -178,12 +203,15 @@ def _list(parent: Mapping[str, Any], key: str, what: str) -> list[Any]:
     return value
 
 
-def _resource_list(value: object, field: str) -> _NanoList:
-    """A ResourceList (``requests``, ``limits``, ``overhead``) in nano units, each rounded up to whole millis."""
+def _resource_list(value: object, field: str, aliases: ResourceAliases | None = None) -> _NanoList:
+    """A ResourceList (``requests``, ``limits``, ``overhead``) in nano units, each rounded up to whole millis;
+    with ``aliases``, the framework's keys counted under the Kubernetes names they stand for."""
     if value is None:
         return {}
     if not _is_mapping(value):
         raise ResourceSpecError(f"{field}: expected a mapping of resource name to quantity, got {type(value).__name__}")
+    if aliases is not None and aliases.aliases:
+        return _aliased_list(value, field, aliases)
     result: _NanoList = {}
     for name, raw in value.items():
         try:
@@ -191,6 +219,51 @@ def _resource_list(value: object, field: str) -> _NanoList:
         except QuantityError as error:
             raise error.at(f'{field}["{name}"]') from None
     return result
+
+
+def _aliased_list(value: Mapping[str, Any], field: str, aliases: ResourceAliases) -> _NanoList:
+    """`_resource_list` through a definition's aliases. Maps of entries (Dynamo's ``custom``) are read last, so
+    they win over a renamed key of the same name, as the operator writes them after the named fields."""
+    result: _NanoList = {}
+    entries: list[tuple[str, Any]] = []
+    for name, raw in value.items():
+        alias = aliases.aliases.get(name)
+        target = name
+        if alias is not None:
+            if alias.entries:
+                entries.append((name, raw))
+                continue
+            found = alias.target(value)
+            if found is None:
+                continue
+            target = found
+        try:
+            result[target] = _stored_nanos(raw) if isinstance(raw, str) else _stored_nanos_uncached(raw)
+        except QuantityError as error:
+            raise error.at(f'{field}["{name}"]') from None
+    for name, raw in entries:
+        result.update(_resource_list(raw, f'{field}["{name}"]'))
+    return result
+
+
+def _rename(value: Mapping[str, Any], aliases: ResourceAliases) -> dict[str, Any]:
+    """A resource list with the framework's keys renamed (quantities as written), for a built pod template."""
+    out: dict[str, Any] = {}
+    entries: list[Any] = []
+    for name, raw in value.items():
+        alias = aliases.aliases.get(name)
+        if alias is None:
+            out[name] = raw
+        elif alias.entries:
+            entries.append(raw)
+        else:
+            target = alias.target(value)
+            if target is not None:
+                out[target] = raw
+    for raw in entries:
+        if _is_mapping(raw):
+            out.update(raw)
+    return out
 
 
 def _stored_nanos_uncached(raw: Any) -> int:
@@ -205,21 +278,21 @@ def _stored_nanos_uncached(raw: Any) -> int:
 _stored_nanos: Final = lru_cache(maxsize=4096)(_stored_nanos_uncached)
 
 
-def _requirements_nanos(resources: object, field: str) -> _NanoList:
+def _requirements_nanos(resources: object, field: str, aliases: ResourceAliases | None = None) -> _NanoList:
     """Requests, falling back per name to limits, of a ResourceRequirements object at ``field``."""
     if resources is None:
         return {}
     if not _is_mapping(resources):
         raise ResourceSpecError(f"{field}: expected an object with requests/limits, got {type(resources).__name__}")
-    requests = _resource_list(resources.get("requests"), f"{field}.requests")
-    limits = _resource_list(resources.get("limits"), f"{field}.limits")
+    requests = _resource_list(resources.get("requests"), f"{field}.requests", aliases)
+    limits = _resource_list(resources.get("limits"), f"{field}.limits", aliases)
     for name, amount in limits.items():
         requests.setdefault(name, amount)
     return requests
 
 
-def _container_nanos(container: object, label: str) -> _NanoList:
-    return _requirements_nanos(_mapping(container, label).get("resources"), f"{label} resources")
+def _container_nanos(container: object, label: str, aliases: ResourceAliases | None = None) -> _NanoList:
+    return _requirements_nanos(_mapping(container, label).get("resources"), f"{label} resources", aliases)
 
 
 def _add_into(target: _NanoList, amounts: _NanoList) -> None:
@@ -237,18 +310,18 @@ def _is_pod_level_resource(name: str) -> bool:
     return name in _OVERCOMMITTABLE_POD_LEVEL or name.startswith("hugepages-")
 
 
-def _pod_nanos(spec: object) -> _NanoList:
+def _pod_nanos(spec: object, aliases: ResourceAliases | None = None) -> _NanoList:
     spec = _mapping(spec, "pod spec")
     result: _NanoList = {}
     for index, container in enumerate(_list(spec, "containers", "pod spec")):
-        _add_into(result, _container_nanos(container, _label(container, "containers", index)))
+        _add_into(result, _container_nanos(container, _label(container, "containers", index), aliases))
 
     # Init containers run one after another; a sidecar (restartPolicy: Always) keeps running, so it adds to the
     # pod's steady state and to every init container that starts after it.
     sidecars: _NanoList = {}
     init_peak: _NanoList = {}
     for index, container in enumerate(_list(spec, "initContainers", "pod spec")):
-        amounts = _container_nanos(container, _label(container, "initContainers", index))
+        amounts = _container_nanos(container, _label(container, "initContainers", index), aliases)
         if container.get("restartPolicy") == "Always":
             _add_into(result, amounts)
             _add_into(sidecars, amounts)

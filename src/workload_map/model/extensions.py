@@ -1,0 +1,187 @@
+"""Definition extensions that live only in `metadata.annotations` under `workloadmap.io/`.
+
+Upstream's schema rejects unknown spec fields, so what this project adds to a Karta is written as annotations: a
+definition stays loadable by upstream (which ignores them) and by the API server. This module parses them; the
+layers that use them (the resource arithmetic, the validator) import it. See docs/definitions.md, "Extensions".
+
+`workloadmap.io/resource-aliases`: how a framework's own resource keys map onto Kubernetes resource names, for CRDs
+that write resources in a shape of their own (Dynamo v1alpha1's `limits: {gpu: "1", gpuType: ...}`). A JSON object
+whose keys are the keys the framework writes inside its requests and limits, and whose values are
+
+- a string: the Kubernetes resource name the key is counted as (`"gpu": "nvidia.com/gpu"`);
+- `null`: the key is not a resource (`"gpuType": null`);
+- `{"nameFrom": "<key>", "default": "<name>"}`: counted as the resource the sibling key `<key>` names, else as
+  `<name>` (`"gpu": {"nameFrom": "gpuType", "default": "nvidia.com/gpu"}`);
+- `{"entries": true}`: the key holds a map of Kubernetes resource names to quantities (Dynamo's `custom`).
+
+`workloadmap.io/resources-shape: resource-list`: the CR-level resources the definition reads
+(`fragmentedPodSpecDefinition.resourcesPath`) are one flat resource list, applied as both requests and limits
+(NIMCache's `spec.resources: {cpu, memory}`), instead of a ResourceRequirements object.
+
+Both apply where a resolution computes one replica's requests and builds a pod template from fragments; the paths
+themselves stay plain jq paths, so write-back still works.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = [
+    "RESOURCES_SHAPE",
+    "RESOURCES_SHAPE_LIST",
+    "RESOURCE_ALIASES",
+    "ResourceAlias",
+    "ResourceAliases",
+    "is_valid_resource_name",
+    "resource_alias_problems",
+    "resource_aliases",
+]
+
+RESOURCE_ALIASES: Final = "workloadmap.io/resource-aliases"
+RESOURCES_SHAPE: Final = "workloadmap.io/resources-shape"
+RESOURCES_SHAPE_LIST: Final = "resource-list"
+_SHAPES: Final = ("resource-requirements", RESOURCES_SHAPE_LIST)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceAlias:
+    """How one framework key is counted: as `name` (None: not a resource), or as the resource its sibling key
+    `name_from` names (falling back to `name`), or (`entries`) as a map of resource names to quantities."""
+
+    name: str | None
+    name_from: str | None = None
+    entries: bool = False
+
+    def target(self, siblings: Mapping[str, object]) -> str | None:
+        """The resource name this key is counted as, given the other keys of the same requests/limits map."""
+        if self.name_from is not None:
+            named = siblings.get(self.name_from)
+            if isinstance(named, str) and named:
+                return named
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceAliases:
+    """A definition's resource conventions: key aliases, and whether CR-level resources are one flat list."""
+
+    aliases: Mapping[str, ResourceAlias] = field(default_factory=dict)
+    flat: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.aliases) or self.flat
+
+    def names(self) -> list[str]:
+        """Every Kubernetes resource name the aliases count a key as (targets and defaults), in key order."""
+        return [alias.name for alias in self.aliases.values() if alias.name is not None]
+
+
+def resource_aliases(annotations: Mapping[str, str] | None) -> ResourceAliases | None:
+    """The resource conventions in a definition's annotations; None when it sets neither annotation.
+
+    Lenient: a malformed annotation is left out (`resource_alias_problems` says what is wrong with it; the
+    validator reports it as an error), so a resolution then counts the resources as written.
+    """
+    return _read(annotations)[0]
+
+
+def resource_alias_problems(annotations: Mapping[str, str] | None) -> list[tuple[str, str]]:
+    """(annotation, message) for each malformed resource annotation of a definition; empty when all are fine."""
+    return _read(annotations)[1]
+
+
+def _read(annotations: Mapping[str, str] | None) -> tuple[ResourceAliases | None, list[tuple[str, str]]]:
+    if not annotations:
+        return None, []
+    text = annotations.get(RESOURCE_ALIASES)
+    shape = annotations.get(RESOURCES_SHAPE)
+    if text is None and shape is None:
+        return None, []
+    problems: list[tuple[str, str]] = []
+    aliases: dict[str, ResourceAlias] = {}
+    if text is not None:
+        found = _parse_aliases(text)
+        if isinstance(found, str):
+            problems.append((RESOURCE_ALIASES, found))
+        else:
+            aliases = found
+    if shape is not None and shape not in _SHAPES:
+        problems.append((RESOURCES_SHAPE, f"expected one of {', '.join(_SHAPES)}, got {shape!r}"))
+    return ResourceAliases(aliases, flat=shape == RESOURCES_SHAPE_LIST), problems
+
+
+def _parse_aliases(text: str) -> dict[str, ResourceAlias] | str:
+    """The aliases, or what is wrong with the annotation."""
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        return f"not JSON: {error}"
+    if not isinstance(value, dict):
+        return f"expected a JSON object, got {_json_type(value)}"
+    out: dict[str, ResourceAlias] = {}
+    for key, target in value.items():
+        if not key:
+            return "an empty key"
+        alias = _alias(key, target)
+        if isinstance(alias, str):
+            return alias
+        out[key] = alias
+    return out
+
+
+def _alias(key: str, target: object) -> ResourceAlias | str:
+    where = f"{key!r}"
+    if target is None:
+        return ResourceAlias(None)
+    if isinstance(target, str):
+        if not target:
+            return f"{where}: an empty resource name (use null for a key that is not a resource)"
+        return ResourceAlias(target)
+    if isinstance(target, dict):
+        if set(target) == {"entries"}:
+            if target["entries"] is not True:
+                return f"{where}: entries must be true"
+            return ResourceAlias(None, entries=True)
+        unknown = sorted(set(target) - {"nameFrom", "default"})
+        if unknown or "nameFrom" not in target:
+            expected = '{"nameFrom": <key>, "default": <resource name>} or {"entries": true}'
+            return f"{where}: expected {expected}" + (f" (unknown {', '.join(unknown)})" if unknown else "")
+        name_from, default = target["nameFrom"], target.get("default")
+        if not isinstance(name_from, str) or not name_from:
+            return f"{where}: nameFrom must be a non-empty key"
+        if default is not None and (not isinstance(default, str) or not default):
+            return f"{where}: default must be a resource name or null"
+        return ResourceAlias(default, name_from=name_from)
+    return f"{where}: expected a resource name, null or an object, got {_json_type(target)}"
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+# Kubernetes' rule for a container's resource names (k8s.io/kubernetes pkg/apis/core/validation,
+# validateContainerResourceName): a qualified name; without a domain prefix only the standard container resources.
+_NAME: Final = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+_DNS_LABEL: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_STANDARD: Final = frozenset({"cpu", "memory", "ephemeral-storage"})
+
+
+def is_valid_resource_name(name: str) -> bool:
+    """Whether a container may request `name`: `cpu`, `memory`, `ephemeral-storage`, `hugepages-<size>`, or a
+    domain-prefixed extended resource (`nvidia.com/gpu`) outside the `kubernetes.io` domain. A bare `gpu` is not."""
+    if "/" not in name:
+        return name in _STANDARD or (name.startswith("hugepages-") and len(name) > len("hugepages-"))
+    prefix, _, local = name.partition("/")
+    if not local or len(local) > 63 or not _NAME.fullmatch(local) or len(prefix) > 253:
+        return False
+    if not all(_DNS_LABEL.fullmatch(label) for label in prefix.split(".")):
+        return False
+    return prefix != "kubernetes.io" and not prefix.endswith(".kubernetes.io")
