@@ -204,6 +204,21 @@ def test_an_uncovered_workload_in_a_stream_is_a_warning_and_the_rest_is_describe
     assert "warning: no definition covers flink.apache.org/v1beta1/FlinkDeployment" in result.stderr
 
 
+def test_the_same_object_twice_is_described_once_with_a_warning(wmap: Wmap, tmp_path: Path) -> None:
+    first = write(tmp_path / "in" / "a.yaml", example("pytorchjob"))
+    write(tmp_path / "in" / "b.yaml", example("pytorchjob"))
+    result = wmap("describe", "-f", str(tmp_path / "in"), "-o", "json")
+    assert result.code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["count"] == 1
+    assert [item["resources"]["gpus"] for item in document["items"]] == [33]
+    assert result.stderr.count("is the same object as in") == 1
+    assert f"same object as in {first}" in result.stderr
+    generated = example("pytorchjob").replace("  name: llama-finetune\n", "  generateName: llama-finetune-\n", 1)
+    both = wmap("describe", "-f", "-", "-o", "json", stdin="---\n".join([generated, generated]))
+    assert json.loads(both.stdout)["count"] == 2, "objects with only a generateName are distinct"
+
+
 def test_unquoted_timestamps_in_a_manifest_are_read_as_kubectl_reads_them(wmap: Wmap, tmp_path: Path) -> None:
     text = example("pytorchjob").replace(
         "  namespace: ml-team\n", "  namespace: ml-team\n  creationTimestamp: 2026-01-02T03:04:05Z\n", 1

@@ -72,7 +72,16 @@ class Failed:
     error: ResolveError
 
 
-Found = ResolvedWorkload | Untyped | Uncovered | Failed
+@dataclass(frozen=True)
+class Duplicate:
+    """A document naming the same object as an earlier one of the input (same group, kind, namespace and name):
+    described once, at its first occurrence (`first` is that one's label)."""
+
+    manifest: Manifest
+    first: str
+
+
+Found = ResolvedWorkload | Untyped | Uncovered | Failed | Duplicate
 
 
 def resolve_object(
@@ -96,11 +105,19 @@ def from_manifests(
     manifests: Iterable[Manifest], registry: DefinitionRegistry, policy_for: PolicyFor
 ) -> Iterator[Found]:
     """Each document, in order: resolved through the registry's definition for its kind, or why not. Lazy: a
-    document is resolved when the caller asks for it."""
+    document is resolved when the caller asks for it. A document naming an object seen earlier in the input is a
+    `Duplicate` (an object given twice is one workload, not two to sum)."""
+    seen: dict[tuple[str, str, str, str], str] = {}
     for manifest in manifests:
         if not manifest.has_type:
             yield Untyped(manifest)
             continue
+        identity = _identity(manifest)
+        if identity is not None:
+            first = seen.setdefault(identity, manifest.label)
+            if first != manifest.label:
+                yield Duplicate(manifest, first)
+                continue
         chosen = registry.for_object(manifest.value)
         if chosen is None:
             yield Uncovered(manifest)
@@ -133,3 +150,23 @@ def from_live(live: LiveWorkload, label: str, policy_for: PolicyFor) -> Resolved
         origin=definition.origin,
         policy=policy_for(definition.karta.name, definition.origin),
     )
+
+
+def duplicate_message(duplicate: Duplicate) -> str:
+    """The one warning for an object given twice."""
+    manifest = duplicate.manifest
+    return (
+        f"{manifest.kind}/{manifest.name} in {manifest.label} is the same object as in {duplicate.first}: "
+        f"described once"
+    )
+
+
+def _identity(manifest: Manifest) -> tuple[str, str, str, str] | None:
+    """(group, kind, namespace, name) of a named object; None for one with only a generateName (each is new)."""
+    metadata = manifest.value.get("metadata") if isinstance(manifest.value, Mapping) else None
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    if not isinstance(name, str) or not name:
+        return None
+    namespace = metadata.get("namespace") if isinstance(metadata, Mapping) else None
+    group = manifest.api_version.rpartition("/")[0]
+    return group, manifest.kind, namespace if isinstance(namespace, str) else "", name

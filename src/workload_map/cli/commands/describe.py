@@ -43,7 +43,15 @@ from workload_map.cli.options import (
     pod_limit_option,
     resolve_output,
 )
-from workload_map.cli.pipeline import Failed, PolicyFor, Uncovered, Untyped, from_manifests
+from workload_map.cli.pipeline import (
+    Duplicate,
+    Failed,
+    PolicyFor,
+    Uncovered,
+    Untyped,
+    duplicate_message,
+    from_manifests,
+)
 from workload_map.cli.render import machine
 from workload_map.cli.views import Described, tree_origin, view_list, view_of, write_views
 
@@ -141,6 +149,8 @@ def describe_manifests(
         elif isinstance(found, Failed):
             message = f"{found.manifest.label}: {found.error}"
             outcome.problems.append(_broken(found.manifest, EXIT_ERROR, message, single=single))
+        elif isinstance(found, Duplicate):
+            report.warn(duplicate_message(found))
         else:
             view = view_of(found)
             for error in view.errors:

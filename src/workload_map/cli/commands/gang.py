@@ -33,7 +33,15 @@ from workload_map.cli.options import (
     output_option,
     resolve_output,
 )
-from workload_map.cli.pipeline import Failed, ResolvedWorkload, Uncovered, Untyped, from_manifests
+from workload_map.cli.pipeline import (
+    Duplicate,
+    Failed,
+    ResolvedWorkload,
+    Uncovered,
+    Untyped,
+    duplicate_message,
+    from_manifests,
+)
 from workload_map.cli.plans import GangOptions, gang_documents, write_documents
 from workload_map.pods import OwnerChains
 
@@ -112,6 +120,8 @@ def _resolve_all(
         if isinstance(item, Uncovered):
             if item.manifest.workload_like:
                 uncovered.append(item.manifest)
+        elif isinstance(item, Duplicate):
+            report.warn(duplicate_message(item))
         elif not isinstance(item, Untyped):
             found.append(item)
     for manifest in uncovered:
