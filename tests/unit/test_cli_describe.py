@@ -219,6 +219,17 @@ def test_the_same_object_twice_is_described_once_with_a_warning(wmap: Wmap, tmp_
     assert json.loads(both.stdout)["count"] == 2, "objects with only a generateName are distinct"
 
 
+def test_a_generate_name_and_a_missing_namespace_are_spelled_out(wmap: Wmap, tmp_path: Path) -> None:
+    text = example("pytorchjob").replace("  name: llama-finetune\n", "  generateName: llama-finetune-\n", 1)
+    text = text.replace("  namespace: ml-team\n", "", 1)
+    result = wmap("describe", "-f", write(tmp_path / "gen.yaml", text))
+    assert result.code == 0, result.stderr
+    assert "PyTorchJob/llama-finetune-<suffix>" in result.stdout
+    assert "(generateName: the API server adds the suffix)" in result.stdout
+    assert "namespace: not set (the context's namespace applies)" in result.stdout
+    assert "<none>" not in result.stdout
+
+
 def test_unquoted_timestamps_in_a_manifest_are_read_as_kubectl_reads_them(wmap: Wmap, tmp_path: Path) -> None:
     text = example("pytorchjob").replace(
         "  namespace: ml-team\n", "  namespace: ml-team\n  creationTimestamp: 2026-01-02T03:04:05Z\n", 1

@@ -41,8 +41,13 @@ def tree_origin(workload: ResolvedWorkload) -> Origin:
     manifest = workload.manifest
     if manifest is None:
         return Origin()
+    metadata = manifest.value.get("metadata") if isinstance(manifest.value, dict) else None
+    generated = isinstance(metadata, dict) and not metadata.get("name") and bool(metadata.get("generateName"))
     return Origin(
-        source=manifest.label, manifest_status=manifest.has_status, definition_version=workload.definition_version
+        source=manifest.label,
+        manifest_status=manifest.has_status,
+        definition_version=workload.definition_version,
+        generated_name=generated,
     )
 
 

@@ -57,6 +57,7 @@ class Origin:
     source: str | None = None
     manifest_status: bool | None = None
     definition_version: str | None = None
+    generated_name: bool = False  # the manifest gives only a generateName (the API server adds a suffix)
 
 
 # --- entries of the tree ------------------------------------------------------------------------------------
@@ -210,9 +211,14 @@ def header(view: WorkloadView, options: TreeOptions, origin: Origin) -> list[Lin
     if origin.definition_version:
         definition += f", written for {origin.definition_version}"
     definition += ")"
+    name = f"{view.kind}/{view.name}"
+    if origin.generated_name:
+        name += "<suffix>"
+    namespace = view.namespace or ("not set (the context's namespace applies)" if view.file_mode else "<none>")
     fields: list[Cell] = [
-        seg(f"{view.kind}/{view.name}", "title"),
-        seg(f"namespace: {view.namespace or '<none>'}"),
+        seg(name, "title"),
+        *([seg("(generateName: the API server adds the suffix)", "muted")] if origin.generated_name else []),
+        seg(f"namespace: {namespace}"),
         seg(f"definition: {definition}"),
     ]
     if view.file_mode:
