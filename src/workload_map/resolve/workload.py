@@ -26,6 +26,7 @@ from workload_map.resolve.structure import structure_of
 from workload_map.resolve.tree import WorkloadTree, build_tree
 from workload_map.validation import Finding, errors
 from workload_map.validation import validate as validate_definition
+from workload_map.validation.rules import component_depth_findings
 
 
 class Workload:
@@ -59,6 +60,8 @@ class Workload:
             )
         if validate:
             _check_definition(definition)
+        elif too_deep := component_depth_findings(definition):  # a hard limit: views and plans are trees
+            raise InvalidDefinitionError(definition.name, too_deep)
         if not isinstance(obj, Mapping):
             raise InvalidObjectError(
                 f"the workload object must be a mapping (a Kubernetes object), not {type(obj).__name__}"

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from workload_map._limits import MAX_COMPONENT_DEPTH
 from workload_map.model import (
     ComponentDefinition,
     ComponentTypeSelector,
@@ -46,6 +47,7 @@ RULES: dict[str, str] = {
     "child-owner-ref": "error",
     "owner-ref-target": "error",
     "ownership-cycle": "error",
+    "component-depth": "error",
     "pod-spec-exclusive": "error",
     "selector-empty-match-labels": "error",
     "selector-empty": "error",
@@ -95,7 +97,8 @@ def validate(karta: Karta) -> list[Finding]:
     for path, component in components:
         findings += _component(path, component)
     if not duplicates and not any(f.rule in ("child-owner-ref", "owner-ref-target") for f in structural):
-        findings += _cycles(components[1:])
+        cycles = list(_cycles(components[1:]))
+        findings += cycles or component_depth_findings(karta)
     findings += _status_definitions(components)
     findings += _attribution(components)
     findings += _additional_kinds(karta)
@@ -176,24 +179,71 @@ def _one_of(names: set[str]) -> str:
 
 
 def _cycles(children: list[tuple[str, ComponentDefinition]]) -> Iterator[Finding]:
-    """The first ownership cycle, following ownerRefs from each child in declaration order."""
+    """The first ownership cycle, following ownerRefs from each child in declaration order.
+
+    One walk with colours: a component whose walk ended without a cycle is never walked again, so the check is
+    linear in the number of components (a chain of thousands takes milliseconds, not minutes).
+    """
     parent = {c.name: c.owner_ref for _, c in children}
     path_of = {c.name: p for p, c in children}
+    done: set[str] = set()  # no cycle is reachable from these
     for _, child in children:
-        visited: list[str] = []
+        walk: list[str] = []
+        on_walk: dict[str, int] = {}  # the components of this walk, by position
         current: str | None = child.name
-        while current is not None and current in parent:
-            if current in visited:
-                cycle = visited[visited.index(current) :]
+        while current is not None and current in parent and current not in done:
+            if current in on_walk:
+                cycle = [*walk[on_walk[current] :], current]
+                if len(cycle) > 12:  # a chain of thousands is named by its ends
+                    cycle = [*cycle[:6], f"... {len(cycle) - 11} more ...", *cycle[-5:]]
                 yield Finding(
                     ERROR,
                     f"{path_of[current]}.ownerRef",
-                    f"ownership cycle detected involving component {current} ({' -> '.join([*cycle, current])})",
+                    f"ownership cycle detected involving component {current} ({' -> '.join(cycle)})",
                     "ownership-cycle",
                 )
                 return
-            visited.append(current)
+            on_walk[current] = len(walk)
+            walk.append(current)
             current = parent[current]
+        done.update(walk)
+
+
+def component_depth_findings(karta: Karta) -> list[Finding]:
+    """The first component (in declaration order) more than MAX_COMPONENT_DEPTH ownerRef levels below the root.
+
+    Views, plans and their output are trees of the components: the depth is bounded so every consumer can walk
+    them. Linear; components whose ownerRef names no component, or that sit on a cycle, are left to those rules.
+    """
+    children = karta.children
+    parent = {c.name: c.owner_ref for c in children}
+    depth: dict[str, int] = {karta.root.name: 0}
+    for index, child in enumerate(children):
+        chain: list[str] = []
+        seen: set[str] = set()
+        current: str | None = child.name
+        while current is not None and current not in depth and current in parent and current not in seen:
+            seen.add(current)
+            chain.append(current)
+            current = parent[current]
+        if current is None or current not in depth:
+            continue  # no way to the root (a missing owner or a cycle): reported by their own rules
+        level = depth[current]
+        for name in reversed(chain):
+            level += 1
+            depth[name] = level
+        found = depth[child.name]
+        if found > MAX_COMPONENT_DEPTH:
+            return [
+                Finding(
+                    ERROR,
+                    f"{STRUCTURE}.childComponents[{index}].ownerRef",
+                    f"component {child.name!r} is {found} ownerRef levels below the root component; at most "
+                    f"{MAX_COMPONENT_DEPTH} are supported (views and gang plans are trees of that depth)",
+                    "component-depth",
+                )
+            ]
+    return []
 
 
 def _component(path: str, component: ComponentDefinition) -> Iterator[Finding]:
