@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
 from workload_map.cli.config import Config, load_config
+from workload_map.cli.safe import MESSAGE_LIMIT, safe_lines, safe_text
 
 
 class Reporter(Protocol):
@@ -85,13 +86,13 @@ class State:
 
     def note(self, message: str) -> None:
         """A notice for the person at the terminal (stderr, printed now, no prefix)."""
-        self.stderr.write(message.rstrip("\n") + "\n")
+        self.stderr.write(safe_lines(message.rstrip("\n"), MESSAGE_LIMIT) + "\n")
         self.stderr.flush()
 
     def flush_warnings(self) -> None:
         pending, self.warnings = self.warnings, []
         for message in pending:
-            self.stderr.write(f"warning: {message}\n")
+            self.stderr.write(f"warning: {safe_text(message, MESSAGE_LIMIT)}\n")  # one line: cli.safe
         if pending:
             self.stderr.flush()
 

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 import click
 
+from workload_map.cli.safe import MESSAGE_LIMIT, safe_text
 from workload_map.errors import WorkloadMapError
 
 EXIT_OK = 0
@@ -119,9 +120,10 @@ def report_exception(exc: BaseException, *, debug: bool = False, stderr: IO[str]
     try:
         if debug and not isinstance(exc, KeyboardInterrupt):
             traceback.print_exception(type(exc), exc, exc.__traceback__, file=err)
-        err.write(f"error: {message}\n")
+        # one line each, whatever the message holds (a jq error, a name from a cluster Karta): cli.safe
+        err.write(f"error: {safe_text(message, MESSAGE_LIMIT)}\n")
         if hint:
-            err.write(f"hint: {hint}\n")
+            err.write(f"hint: {safe_text(hint, MESSAGE_LIMIT)}\n")
         err.flush()
     except (BrokenPipeError, ValueError):  # stderr closed as well
         pass

@@ -30,6 +30,7 @@ from workload_map.cli.context import state
 from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import EXIT_WORKLOAD_NOT_FOUND, CLIError, NoDefinition, UsageError
 from workload_map.cli.options import ConnectionOptions
+from workload_map.cli.safe import safe_text
 from workload_map.cluster import (
     DEFAULT_REQUEST_TIMEOUT,
     AmbiguousType,
@@ -124,7 +125,7 @@ def translate_errors() -> Iterator[None]:
 
 
 def _debug_log(line: str) -> None:
-    state().stderr.write(f"debug: {line}\n")
+    state().stderr.write(f"debug: {safe_text(line, None)}\n")
     state().stderr.flush()
 
 

@@ -24,6 +24,7 @@ from workload_map.cli.jqmode import definition_policy
 from workload_map.cli.live import LiveSession, live_session, parse_target, translate_errors
 from workload_map.cli.options import ConnectionOptions, cache_dir_option, connection_options, definitions_option
 from workload_map.cli.render import machine
+from workload_map.cli.safe import safe_text
 from workload_map.cluster import Conflict, ResolvedType
 from workload_map.jq import EvaluationPolicy
 from workload_map.resolve import ResolveError, Workload
@@ -126,7 +127,7 @@ def run_suspend(
             state().note(f"{what} would be {done} with this merge patch (dry run: nothing was sent)")
             return
         suffix = " (server dry run: nothing was stored)" if dry_run == "server" else ""
-        state().stdout.write(f"{what} {done}{suffix}\n")
+        state().stdout.write(f"{safe_text(what)} {done}{suffix}\n")
         if returned is not None and dry_run == "none":
             check = Workload(rtype.definition.karta, returned, validate=False, policy=policy)
             missing = bool(_apply(check, verb))

@@ -16,6 +16,7 @@ import click
 
 from workload_map.cli.context import state
 from workload_map.cli.errors import EXIT_OK, EXIT_USAGE, CLIError, UsageError
+from workload_map.cli.safe import MESSAGE_LIMIT, safe_text
 from workload_map.validation import ValidationReport, check_files
 
 _HELP = """\
@@ -48,13 +49,13 @@ def _print_report(report: ValidationReport) -> None:
     for file_report in report.files:
         for definition in file_report.definitions:
             if definition.valid:
-                out.write(f"OK: {definition.name}\n")
+                out.write(f"OK: {safe_text(definition.name)}\n")
                 for finding in definition.warnings:
                     state().warn(f"{definition.name}: {finding.path + ': ' if finding.path else ''}{finding.message}")
             else:
-                out.write(f"INVALID: {definition.name} ({definition.source})\n")
+                out.write(f"INVALID: {safe_text(definition.name)} ({safe_text(definition.source)})\n")
                 for finding in definition.findings:
-                    out.write(f"  {finding}\n")
+                    out.write(f"  {safe_text(finding, MESSAGE_LIMIT)}\n")
 
 
 @click.command(help=_HELP, context_settings={"help_option_names": ["-h", "--help"]})
@@ -93,5 +94,5 @@ def validate(files: tuple[str, ...], against: str | None) -> None:
     if against_code != EXIT_OK and against is not None:
         messages.append(f"{against} does not resolve cleanly through the definition")
     for message in messages[:-1]:
-        state().stderr.write(f"error: {message}\n")
+        state().stderr.write(f"error: {safe_text(message, MESSAGE_LIMIT)}\n")
     raise CLIError(messages[-1], exit_code=code if code != EXIT_OK else against_code)

@@ -4,10 +4,22 @@
 from __future__ import annotations
 
 import json
-from typing import IO, Any
+import re
+from typing import IO, Any, Final
 
 import msgspec
 import yaml
+
+# What JSON may carry raw but a terminal must not see: DEL, C1 controls (U+009B is a CSI), the line and paragraph
+# separators, bidirectional overrides. JSON's structure is ASCII, so they only occur inside strings, where \uXXXX
+# is the same character (the C0 controls are escaped by the encoder itself).
+_TERMINAL_UNSAFE: Final = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape_unsafe(text: str) -> str:
+    if _TERMINAL_UNSAFE.search(text) is None:
+        return text
+    return _TERMINAL_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def to_json(value: Any) -> str:
@@ -17,7 +29,7 @@ def to_json(value: Any) -> str:
         text: str = msgspec.json.format(msgspec.json.encode(value), indent=2).decode("utf-8")
     except (TypeError, msgspec.EncodeError):
         text = json.dumps(value, indent=2, ensure_ascii=False)
-    return text + "\n"
+    return _escape_unsafe(text) + "\n"
 
 
 def to_yaml(value: Any) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import IO
 
+from workload_map.cli.safe import LINE_LIMIT, safe_text
+
 Segment = tuple[str, str]
 Line = list[Segment]
 Cell = Line
@@ -75,10 +77,26 @@ def align(rows: Sequence[Sequence[Cell]], padding: int = 3, min_width: int = 0) 
     return out
 
 
+def safe_line(line: Line, limit: int = LINE_LIMIT) -> Line:
+    """`line` as a terminal may show it: each segment's control characters escaped (a newline inside a field too),
+    and the line cut after `limit` characters of its text with the count of the rest (`cli.safe`)."""
+    out: Line = []
+    used = 0
+    for index, (text, style) in enumerate(line):
+        if used + len(text) > limit:
+            rest = len(text) - (limit - used) + sum(len(part) for part, _ in line[index + 1 :])
+            out.append((safe_text(text[: limit - used], None), style))
+            out.append((f"... ({rest:,} more characters)", "muted"))
+            return out
+        used += len(text)
+        out.append((safe_text(text, None), style))
+    return out
+
+
 def write_lines(lines: Iterable[Line], stream: IO[str], *, color: bool) -> None:
-    """Write lines, in colour (through rich) only when asked."""
+    """Write lines, in colour (through rich) only when asked; every line made terminal-safe (`safe_line`)."""
     if not color:
-        stream.write("".join(plain(line).rstrip() + "\n" for line in lines))
+        stream.write("".join(plain(safe_line(line)).rstrip() + "\n" for line in lines))
         return
     # rich costs ~16 ms to import: only a terminal in colour pays for it (JSON, YAML and piped text never do).
     from rich.console import Console
@@ -87,7 +105,7 @@ def write_lines(lines: Iterable[Line], stream: IO[str], *, color: bool) -> None:
     console = Console(file=stream, force_terminal=True, highlight=False, soft_wrap=True, emoji=False, markup=False)
     for line in lines:
         text = Text()
-        for part, style in line:
+        for part, style in safe_line(line):
             text.append(part, style=STYLES.get(style, style) or None)
         text.rstrip()
         console.print(text)
