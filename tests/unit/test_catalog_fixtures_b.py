@@ -281,3 +281,19 @@ def test_milvus_cluster_without_mixcoord_runs_the_four_coordinators() -> None:
 @pytest.mark.parametrize("slug", sorted(EXPECTED))
 def test_definition_validates_without_errors_or_warnings(slug: str) -> None:
     assert [str(finding) for finding in validate(_karta(slug))] == []
+
+
+@pytest.mark.parametrize(("pipeline", "pods"), [(2, (1, 1)), (4, (1, 3)), (1, (1, 0))])
+def test_a_multi_node_nimservice_is_a_leader_per_group_plus_pipeline_minus_one_workers(
+    pipeline: int, pods: tuple[int, int]
+) -> None:
+    # issue 15: the operator runs spec.replicas LeaderWorkerSet groups of `pipeline` pods when pipeline > 1
+    # (backendType defaults to lws); pipeline 1 is a plain Deployment of spec.replicas pods.
+    obj = _read(FIXTURES / "apps-nvidia-com-nimservice-v1alpha1" / "variants" / "multinode" / "workload.yaml")
+    obj["spec"]["multiNode"]["parallelism"]["pipeline"] = pipeline
+    resolution = Workload(_karta("apps-nvidia-com-nimservice-v1alpha1"), obj).resolve()
+    leaders = resolution.component("nimservice").instance("")
+    workers = resolution.component("worker").instance("multinode")
+    assert leaders is not None and leaders.desired_replicas == pods[0]
+    assert (workers.desired_replicas if workers is not None else 0) == pods[1]
+    assert leaders.requests is not None and leaders.requests["nvidia.com/gpu"] == 8
