@@ -8,7 +8,7 @@ the gang plans and every front end count the same way (docs/resolve.md, "Replica
 * `min_replicas`: upstream's effMin (karta-spec §12.2): `minReplicas` when > 0, else `replicas` when > 0, else 0;
   `maxReplicas` is never used. The gang minimum starts from it.
 
-Negative counts read as 0.
+Negative counts read as 0 (`Resolution.warnings` lists each one).
 """
 
 from __future__ import annotations

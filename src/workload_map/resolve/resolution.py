@@ -394,6 +394,24 @@ class ResolvedComponent(_Frozen):
                 out.extend(value for value in found.values() if isinstance(value, ComponentError))
         return tuple(out)
 
+    @property
+    def warnings(self) -> tuple[ComponentError, ...]:
+        """What resolved but is read other than it is written: a negative `replicas` or `minReplicas` (counted as
+        0 by the replica rules; upstream's HPA marker -1 among them). Not errors: the part resolved."""
+        scales = self._lenient(PART_SCALES)
+        out: list[ComponentError] = []
+        for instance_id, scale in (scales or {}).items():
+            for name, value, field in (
+                ("replicas", scale.replicas, "scaleDefinition.replicasPath"),
+                ("minReplicas", scale.min_replicas, "scaleDefinition.minReplicasPath"),
+            ):
+                if value is not None and value < 0:
+                    where = f"instance {instance_id!r}: " if instance_id else ""
+                    out.append(
+                        ComponentError(self.name, field, f"{where}{name} is {value}; a negative count reads as 0")
+                    )
+        return tuple(out)
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "name": self.name,
@@ -494,6 +512,11 @@ class Resolution(_Frozen):
     @property
     def ok(self) -> bool:
         return not self.errors
+
+    @property
+    def warnings(self) -> tuple[ComponentError, ...]:
+        """Every component's `warnings` (a negative replica count, read as 0), for front ends to show."""
+        return tuple(warning for component in self.components.values() for warning in component.warnings)
 
     def component(self, name: str) -> ResolvedComponent:
         try:

@@ -271,8 +271,9 @@ def _stored_nanos_uncached(raw: Any) -> int:
     if raw is None:  # JSON null decodes to a zero quantity
         return 0
     nanos = parse_nanos(raw)  # other types are refused there with a QuantityError
-    magnitude = -(-abs(nanos) // _MILLI) * _MILLI
-    return magnitude if nanos >= 0 else -magnitude
+    if nanos < 0:  # a negative request would make negative GPU and CPU totals
+        raise QuantityError(raw, "a resource amount cannot be negative (the API server refuses it)")
+    return -(-nanos // _MILLI) * _MILLI
 
 
 _stored_nanos: Final = lru_cache(maxsize=4096)(_stored_nanos_uncached)
