@@ -5,12 +5,14 @@ definition leaves the rest of the output intact."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.cli.helpers import EXAMPLES, REPO, Result, Wmap, invoke
+from tests.cli.helpers import EXAMPLES, REPO, Result, Wmap, clean_env, executable, invoke
 
 CONTROL = [chr(c) for c in range(0x20) if c != 0x0A] + ["\x7f"] + [chr(c) for c in range(0x80, 0xA0)]
 PREFIXES = ("error: ", "hint: ", "warning: ")
@@ -121,3 +123,127 @@ def test_a_huge_name_in_the_tree_is_cut_with_a_count(wmap: Wmap, tmp_path: Path)
     first = result.stdout.splitlines()[0]
     assert len(first) < 5000 and first.endswith("more characters)")
     assert max(len(line) for line in result.stdout.splitlines()) < 5000
+
+
+# --- 2. the bounded reader ----------------------------------------------------------------------------------------
+
+
+def test_dev_zero_is_a_one_line_error_naming_the_file_and_the_limit(wmap: Wmap) -> None:
+    result = wmap("describe", "-f", "/dev/zero")
+    assert result.code == 1
+    assert result.stderr.splitlines() == [
+        "error: /dev/zero: input is larger than the 64 MiB limit; inputs over it are refused"
+    ]
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("validate", "/dev/zero"), 2),
+        (("describe", "-f", str(EXAMPLES / "pytorchjob.yaml"), "--definitions", "/dev/zero"), 2),
+        (("gang", "-f", str(EXAMPLES / "pytorchjob.yaml"), "--pods", "/dev/zero"), 1),
+        (("--config", "/dev/zero", "describe", "-f", str(EXAMPLES / "pytorchjob.yaml")), 2),
+    ],
+)
+def test_every_file_option_reads_through_the_bounded_reader(wmap: Wmap, args: tuple[str, ...], code: int) -> None:
+    result = wmap(*args)
+    assert result.code == code, result.stderr
+    assert "/dev/zero" in result.stderr and "64 MiB limit" in result.stderr
+    assert "internal error" not in result.stderr
+
+
+def test_a_fifo_without_a_writer_is_an_error_after_its_time_budget(
+    wmap: Wmap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workload_map.model import yamlio
+
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    monkeypatch.setitem(yamlio.read_source_text.__kwdefaults__, "timeout", 0.3)  # the 30 s budget, shortened
+    result = wmap("describe", "-f", str(fifo))
+    assert result.code == 1
+    assert result.stderr.splitlines() == [
+        f"error: {fifo}: cannot be read: no end of input within 0.3 s (a FIFO or pipe without a writer?)"
+    ]
+
+
+# --- 3. closed streams and odd values -----------------------------------------------------------------------------
+
+
+def shell(command: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["sh", "-c", command],
+        capture_output=True,
+        text=True,
+        env=clean_env(tmp_path),
+        cwd=REPO,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_a_closed_stdout_is_exit_1_with_a_message_and_no_traceback(tmp_path: Path) -> None:
+    done = shell(f'"{executable()}" describe -f examples/pytorchjob.yaml >&-', tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == "error: standard output is closed; nothing can be printed\n"
+
+
+def test_a_closed_stdin_is_a_clean_error(tmp_path: Path) -> None:
+    done = shell(f'"{executable()}" describe -f - <&-', tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == "error: <stdin>: cannot be read: standard input is closed\n"
+
+
+def test_a_usage_error_with_stderr_closed_is_still_exit_2(tmp_path: Path) -> None:
+    done = shell(f'"{executable()}" --jq-deadline x describe -f examples/pytorchjob.yaml 2>&-', tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+
+
+def test_a_huge_deadline_is_a_usage_error(wmap: Wmap) -> None:
+    result = wmap("--jq-deadline", "1e12", "describe", "-f", str(EXAMPLES / "pytorchjob.yaml"))
+    assert result.code == 2
+    assert result.stderr.startswith("error: --jq-deadline is '1e12'; give at most 86400 seconds")
+    assert "Overflow" not in result.output
+
+
+def test_an_empty_file_name_is_a_usage_error_not_the_current_directory(wmap: Wmap) -> None:
+    result = wmap("describe", "-f", "")
+    assert result.code == 2
+    assert result.stderr.startswith("error: -f '' names no file")
+    assert result.stdout == ""
+
+
+# --- 4. partial results ---------------------------------------------------------------------------------------
+
+
+def test_a_bad_document_names_itself_and_the_others_are_still_shown(wmap: Wmap, tmp_path: Path) -> None:
+    example = (EXAMPLES / "pytorchjob.yaml").read_text(encoding="utf-8")
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(9)
+    )
+    other = example.replace("name: llama-finetune\n", "name: llama-other\n", 1)
+    stream = "a: [1\nb: 2\n---\n" + example + "---\na: 1\na: 2\n---\n" + bomb + "---\n" + other
+    path = write(tmp_path / "partial.yaml", stream)
+    result = wmap("describe", "-f", path, "-o", "json")
+    assert result.code == 1, result.stderr
+    listed = json.loads(result.stdout)
+    assert listed["kind"] == "WorkloadViewList" and listed["count"] == 2
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert [line.split(":")[1].strip() for line in warnings] == [
+        f"{path} (document 1)",
+        f"{path} (document 3)",
+        f"{path} (document 4)",
+    ]
+    assert "error: 3 input documents could not be read; the output shows the others" in result.stderr
+    tree = wmap("describe", "-f", path)
+    assert tree.code == 1
+    assert "PyTorchJob/llama-finetune " in tree.stdout and "PyTorchJob/llama-other " in tree.stdout
+
+
+def test_a_single_document_that_is_not_yaml_is_still_exit_2(wmap: Wmap, tmp_path: Path) -> None:
+    result = wmap("describe", "-f", write(tmp_path / "bad.yaml", "a: [1\nb: 2\n"))
+    assert result.code == 2 and result.stderr.startswith("error: ")

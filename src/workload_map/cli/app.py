@@ -28,6 +28,7 @@ def run(args: Sequence[str], prog_name: str = "wmap") -> int:
                 return shell_complete(instruction, prog_name)
             result = cli.main(args=argv, prog_name=prog_name, standalone_mode=False, complete_var=COMPLETE_VAR)
             raise_if_stopped()  # the jq worker stopped an evaluation: the output is incomplete (exit 1)
+            state.raise_if_incomplete()  # a document of a stream could not be read (exit 1)
         finally:
             state.flush_warnings()
     except SystemExit as exc:  # anything that still exits from inside click

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
 from workload_map.cli.config import Config, load_config
+from workload_map.cli.errors import CLIError
 from workload_map.cli.safe import MESSAGE_LIMIT, safe_lines, safe_text
 
 
@@ -38,6 +39,7 @@ class State:
     jq_memory_mb: int | None = None  # $WMAP_JQ_MEMORY_MB (None: the jq layer's 1024 MiB)
     jq_stops: list[Any] = field(default_factory=list)  # evaluations the jq worker stopped (jqmode.Stop)
     warnings: list[str] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)  # inputs that could not be read: the run ends with exit 1
     _config: Config | None = None
 
     # --- output ---------------------------------------------------------------------------------------------
@@ -83,6 +85,21 @@ class State:
         """A warning, printed on stderr after the command's output."""
         if message not in self.warnings:
             self.warnings.append(message)
+
+    def partial(self, message: str) -> None:
+        """A part of the input that could not be read (a bad document of a stream): a warning now, and the command
+        ends with exit 1 once the rest is printed (`raise_if_incomplete`)."""
+        self.warn(message)
+        self.incomplete.append(message)
+
+    def raise_if_incomplete(self) -> None:
+        """Called after a command succeeded: exit 1 when part of its input could not be read (`partial`)."""
+        if self.incomplete:
+            count = len(self.incomplete)
+            raise CLIError(
+                f"{count} input document{'s' * (count != 1)} could not be read; the output shows the others",
+                hint="fix the documents named in the warnings above",
+            )
 
     def note(self, message: str) -> None:
         """A notice for the person at the terminal (stderr, printed now, no prefix)."""

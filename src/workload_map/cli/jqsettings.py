@@ -54,6 +54,7 @@ ENV_JQ_DEADLINE = "WMAP_JQ_DEADLINE"
 ENV_JQ_MEMORY = "WMAP_JQ_MEMORY_MB"
 UNTRUSTED_ORIGINS: frozenset[str] = frozenset({"cluster"})
 _EXPRESSION_SHOWN = 60
+MAX_DEADLINE = 86400.0  # seconds: more overflows the worker's timers (1e12 was an OverflowError)
 
 
 def evaluation_mode(origin: str, mode: str) -> Literal["inprocess", "worker"]:
@@ -163,6 +164,8 @@ def _store_deadline(ctx: click.Context, param: click.Parameter, value: str | Non
             seconds = -1.0
         if not (math.isfinite(seconds) and seconds > 0):
             raise UsageError(f"{where} is {given!r}; give a positive number of seconds (e.g. 10 or 2.5)")
+        if seconds > MAX_DEADLINE:
+            raise UsageError(f"{where} is {given!r}; give at most {MAX_DEADLINE:g} seconds (a day)")
     state().jq_deadline = seconds
     _store_memory_cap()
 

@@ -34,8 +34,27 @@ def run(args: Sequence[str] | None = None, prog_name: str | None = None) -> int:
     return run_app(argv, prog_name or _prog_name(sys.argv[0] if sys.argv else "wmap"))
 
 
+EXIT_ERROR = 1  # as workload_map.cli.errors.EXIT_ERROR (not imported: --version imports nothing)
+
+
+def _closed_streams() -> int | None:
+    """Started with stdout or stderr closed (`>&-`, `2>&-`): Python leaves them None. A closed stderr becomes
+    /dev/null, so the exit code is the command's all the same; a closed stdout ends the run at once with exit 1
+    (nothing could be printed) and says so on stderr, when that is open."""
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
+    if sys.stdout is None:
+        sys.stderr.write("error: standard output is closed; nothing can be printed\n")
+        sys.stderr.flush()
+        return EXIT_ERROR
+    return None
+
+
 def main(args: Sequence[str] | None = None) -> None:
     """The `wmap` and `kubectl-wmap` console scripts: run and exit with the code."""
+    closed = _closed_streams()
+    if closed is not None:
+        sys.exit(closed)
     code = run(args)
     try:
         sys.stdout.flush()

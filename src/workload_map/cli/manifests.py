@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workload_map._io import InputError
 from workload_map.cli.errors import CLIError, UsageError
-from workload_map.model import DocumentError, read_documents
-from workload_map.model.yamlio import iter_files
+from workload_map.model import DocumentError
+from workload_map.model.yamlio import iter_files, read_documents_each
 
 # Kinds that are never workloads, whatever they hold (checked before looking for pod containers).
 NOT_WORKLOADS = frozenset(
@@ -128,6 +129,7 @@ class Manifests:
 
     documents: tuple[Manifest, ...]
     single: bool
+    bad: tuple[DocumentError, ...] = ()  # documents of a stream that could not be read (the others are here)
 
 
 def _has_containers(node: Any, depth: int) -> bool:
@@ -183,6 +185,8 @@ def _files_of(raw: str) -> tuple[list[Path], bool]:
     """The files an input names and whether it was a directory."""
     if raw == "-":
         return [Path("-")], False
+    if not raw:
+        raise UsageError("-f '' names no file", hint="give a file, a directory, or - for stdin")
     path = Path(raw)
     if path.is_dir():
         files = list(iter_files(path))
@@ -197,9 +201,12 @@ def _files_of(raw: str) -> tuple[list[Path], bool]:
 def read_manifests(inputs: Sequence[str]) -> Manifests:
     """Every document of every input (a file, a directory searched for *.yaml/*.yml/*.json, or `-`).
 
-    A missing or unreadable file is exit 1; a file that is not YAML (or JSON) is exit 2, naming the line.
+    A missing or unreadable file (over the 64 MiB limit, a FIFO without a writer) is exit 1; a file none of whose
+    documents is YAML (or JSON) is exit 2, naming the line. A bad document in a stream with good ones is kept in
+    `bad` (the caller names it and ends with exit 1); the others are read.
     """
     documents: list[Manifest] = []
+    bad: list[DocumentError] = []
     directories = False
     lists = False
     for raw in inputs:
@@ -207,15 +214,18 @@ def read_manifests(inputs: Sequence[str]) -> Manifests:
         directories = directories or directory
         for file in files:
             try:
-                parsed = read_documents(file)
+                each = read_documents_each(file)
             except DocumentError as exc:
-                unreadable = any(
-                    word in exc.message for word in ("no such file", "permission denied", "cannot be read")
-                )
-                if unreadable:
+                if isinstance(exc.__cause__, InputError):  # missing, unreadable, over the limit, no writer
                     raise CLIError(str(exc)) from None
                 raise UsageError(str(exc), hint="-f reads Kubernetes manifests as YAML or JSON") from None
-            many = len(parsed) > 1
+            parsed = [item for item in each if not isinstance(item, DocumentError)]
+            failed = [item for item in each if isinstance(item, DocumentError)]
+            if failed and not parsed and len(inputs) == 1 and not directory:
+                # nothing of the one file named could be read: not YAML at all (exit 2)
+                raise UsageError(str(failed[0]), hint="-f reads Kubernetes manifests as YAML or JSON") from None
+            bad.extend(failed)
+            many = len(each) > 1
             for document in parsed:
                 label = document.label if many else document.source
                 value = document.value
@@ -226,8 +236,10 @@ def read_manifests(inputs: Sequence[str]) -> Manifests:
                 lists = True
                 for index, item in enumerate(items):
                     documents.append(Manifest(document.source, f"{label} items[{index}]", jsonable(item)))
-    single = len(inputs) == 1 and not directories and not lists and len(documents) == 1
-    return Manifests(tuple(documents), single)
+    if bad and not documents:
+        raise UsageError(str(bad[0]), hint="-f reads Kubernetes manifests as YAML or JSON")
+    single = len(inputs) == 1 and not directories and not lists and not bad and len(documents) == 1
+    return Manifests(tuple(documents), single, tuple(bad))
 
 
 def _list_items(value: Any) -> list[Any] | None:

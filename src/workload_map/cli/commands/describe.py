@@ -258,6 +258,8 @@ def describe(
         raise UsageError("only one of -f and --definitions can read stdin (-)")
     fmt = resolve_output(OUTPUT, output)
     manifests = read_manifests(files)
+    for bad in manifests.bad:  # named on stderr; the other documents are still described, then exit 1
+        state().partial(str(bad))
     if not manifests.documents:
         raise UsageError(f"{', '.join(files)}: no documents (the input is empty)", hint="-f reads Kubernetes manifests")
     registry = build_registry(definition_paths, report=state())

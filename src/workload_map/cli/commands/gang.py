@@ -59,7 +59,10 @@ def _pods_and_owners(paths: Sequence[str]) -> tuple[list[dict[str, Any]], list[d
     """Pods (kind Pod) and every other object (their owners: ReplicaSets, Jobs, StatefulSets) of the --pods files."""
     pods: list[dict[str, Any]] = []
     owners: list[dict[str, Any]] = []
-    for manifest in read_manifests(paths).documents:
+    read = read_manifests(paths)
+    for bad in read.bad:
+        state().partial(str(bad))
+    for manifest in read.documents:
         value = manifest.value
         if not isinstance(value, dict):
             continue
@@ -262,6 +265,8 @@ def gang(
     _warn_unused(options, report)
 
     manifests = read_manifests(files)
+    for bad in manifests.bad:  # named on stderr; the other documents are still planned, then exit 1
+        report.partial(str(bad))
     if not manifests.documents:
         raise UsageError(f"{', '.join(files)}: no documents (the input is empty)", hint="-f reads Kubernetes manifests")
     registry = build_registry(definition_paths, report=report)
