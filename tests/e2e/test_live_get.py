@@ -74,6 +74,15 @@ def test_get_lists_a_type_newest_first_with_one_list(api_server: ApiServer, wmap
     assert sorted(calls) == sorted([("get", "/api"), ("get", "/apis"), ("list", "kartas"), ("list", "jobsets")])
 
 
+def test_get_prints_kubectl_names_and_a_table_without_headers(wmap: Wmap, jobsets: str) -> None:
+    named = wmap.run("get", "jobsets", "-o", "name", namespace=jobsets)
+    assert named.code == 0, named.stderr
+    assert named.stdout.splitlines() == [f"jobset.jobset.x-k8s.io/{name}" for name in ("new", "mid", "old")]
+    bare = wmap.run("get", "jobsets", "--no-headers", namespace=jobsets)
+    assert bare.code == 0, bare.stderr
+    assert [r[0] for r in rows(bare.stdout)] == ["new", "mid", "old"]
+
+
 @pytest.mark.parametrize(
     "token", ["jobset", "JobSet", "JobSets", "jobsets.jobset.x-k8s.io", "jobset.v1alpha2.jobset.x-k8s.io"]
 )

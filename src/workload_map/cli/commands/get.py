@@ -40,6 +40,7 @@ from workload_map.cli.pipeline import resolve_object
 from workload_map.cli.render import machine
 from workload_map.cli.render.fmt import age
 from workload_map.cli.render.text import PHASE_STYLES, Cell, align, seg, write_lines
+from workload_map.cli.safe import safe_text
 from workload_map.cli.views import view_of
 from workload_map.cluster import ClusterError, Forbidden, NotServed, ResolvedType, top_level
 from workload_map.cluster.labels import selector_problem
@@ -49,7 +50,7 @@ from workload_map.resolve import ResolveError
 from workload_map.view import WorkloadView
 from workload_map.view.types import identity_dict
 
-OUTPUT = OutputSpec("get", ("table", "wide", "json", "yaml"))
+OUTPUT = OutputSpec("get", ("table", "wide", "json", "yaml", "name"))
 LIST_WORKERS = 4
 MAX_COMPONENTS_SHOWN = 3
 
@@ -277,11 +278,19 @@ def _components_cell(view: WorkloadView | None) -> str:
     return ",".join(shown)
 
 
-def render_table(rows: Sequence[Row], *, wide: bool, namespaces: bool, types: bool) -> None:
+def object_name(row: Row) -> str:
+    """kubectl's `-o name` form: `kind.group/name` (`pytorchjob.kubeflow.org/llama`, `deployment.apps/web`,
+    `pod/x` for the core group)."""
+    group = row.api_version.rpartition("/")[0]
+    resource = f"{row.kind.lower()}.{group}" if group else row.kind.lower()
+    return f"{resource}/{row.name}"
+
+
+def render_table(rows: Sequence[Row], *, wide: bool, namespaces: bool, types: bool, headers_row: bool = True) -> None:
     headers = ["NAME", *(["NAMESPACE"] if namespaces else []), *(["TYPE"] if types else []), "PHASE", "AGE"]
     if wide:
         headers += ["PODS", "GPU", "COMPONENTS", "ORIGIN"]
-    table: list[list[Cell]] = [[seg(title, "heading") for title in headers]]
+    table: list[list[Cell]] = [[seg(title, "heading") for title in headers]] if headers_row else []
     for row in rows:
         phase_cell: Cell = []
         for index, phase in enumerate(row.phases):
@@ -307,8 +316,21 @@ def render_table(rows: Sequence[Row], *, wide: bool, namespaces: bool, types: bo
     write_lines(align(table, padding=3, min_width=6), out, color=state().color(out))
 
 
-def render(rows: Sequence[Row], fmt: str, *, bare: bool, namespaces: bool, types: bool, empty_note: str) -> None:
+def render(
+    rows: Sequence[Row],
+    fmt: str,
+    *,
+    bare: bool,
+    namespaces: bool,
+    types: bool,
+    empty_note: str,
+    headers_row: bool = True,
+) -> None:
     out = state().stdout
+    if fmt == "name":
+        for row in rows:
+            out.write(safe_text(object_name(row)) + "\n")  # names come from the cluster: never raw
+        return
     if fmt in ("json", "yaml"):
         if bare and len(rows) == 1:
             machine.write(rows[0].to_dict(), fmt, out)
@@ -319,7 +341,7 @@ def render(rows: Sequence[Row], fmt: str, *, bare: bool, namespaces: bool, types
         if empty_note:  # not when the type is not installed: the warning says why there is nothing
             state().note(empty_note)
         return
-    render_table(rows, wide=fmt == "wide", namespaces=namespaces, types=types)
+    render_table(rows, wide=fmt == "wide", namespaces=namespaces, types=types, headers_row=headers_row)
 
 
 # --- the command ------------------------------------------------------------------------------------------------
@@ -345,6 +367,7 @@ Examples:
 @click.argument("args", nargs=-1, metavar="[TYPE[/NAME] [NAME]]")
 @click.option("--all-types", is_flag=True, help="List every type a definition covers (top-level workloads only).")
 @click.option("-A", "--all-namespaces", is_flag=True, help="List across all namespaces (adds a NAMESPACE column).")
+@click.option("--no-headers", "no_headers", is_flag=True, help="Table output without the header row (as kubectl).")
 @click.option("-l", "--selector", metavar="SELECTOR", help="Label selector on the workloads (e.g. team=web,tier!=db).")
 @click.option(
     "--phase",
@@ -364,6 +387,7 @@ def get(
     args: tuple[str, ...],
     all_types: bool,
     all_namespaces: bool,
+    no_headers: bool,
     selector: str | None,
     phases: tuple[str, ...],
     chunk_size: int,
@@ -420,4 +444,5 @@ def get(
             namespaces=namespace is None,
             types=token is None,
             empty_note="" if token is not None and found is None else f"No workloads found {where}.",
+            headers_row=not no_headers,
         )
