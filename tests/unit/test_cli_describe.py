@@ -230,6 +230,18 @@ def test_a_generate_name_and_a_missing_namespace_are_spelled_out(wmap: Wmap, tmp
     assert "<none>" not in result.stdout
 
 
+def test_an_uncovered_custom_resource_is_told_how_to_get_a_definition(wmap: Wmap, tmp_path: Path) -> None:
+    text = (
+        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMPipeline\nmetadata:\n  name: pipeline\n"
+        "spec:\n  services:\n  - name: llm\n    spec:\n      replicas: 1\n"
+    )
+    result = wmap("describe", "-f", write(tmp_path / "pipeline.yaml", text))
+    assert result.code == 4
+    assert 'no definition covers apps.nvidia.com/v1alpha1/NIMPipeline "pipeline"' in result.stderr
+    assert "does not look like a workload" not in result.stderr  # its pods are nested where we cannot guess
+    assert "write a Karta definition for this type" in result.stderr and "--definitions" in result.stderr
+
+
 def test_unquoted_timestamps_in_a_manifest_are_read_as_kubectl_reads_them(wmap: Wmap, tmp_path: Path) -> None:
     text = example("pytorchjob").replace(
         "  namespace: ml-team\n", "  namespace: ml-team\n  creationTimestamp: 2026-01-02T03:04:05Z\n", 1

@@ -57,7 +57,9 @@ from workload_map.cli.views import Described, tree_origin, view_list, view_of, w
 
 OUTPUT = OutputSpec("describe", ("tree", "json", "yaml"), aliases={"table": "tree"})
 NO_DEFINITION_HINT = (
-    '"wmap definitions" lists the types Karta definitions cover; add a definition for this one with --definitions FILE'
+    'write a Karta definition for this type (docs/definitions.md, "A first definition"), check it with "wmap '
+    'validate DEF.yaml --against FILE" and pass it with --definitions DEF.yaml; "wmap definitions" lists the types '
+    "already covered"
 )
 MAX_SKIPPED_LISTED = 10
 
@@ -88,7 +90,7 @@ def _no_definition(manifest: Manifest, *, single: bool) -> Problem:
     name = f' "{manifest.name}"' if manifest.name else ""
     if manifest.kind in NOT_WORKLOADS:
         plainly = "; it is not a workload"
-    elif not manifest.workload_like:
+    elif not manifest.workload_like and "." not in manifest.api_version.partition("/")[0]:
         plainly = "; it does not look like a workload (no pod containers)"
     else:
         plainly = ""
