@@ -17,9 +17,10 @@ from workload_map.gang.names import join_name
 from workload_map.gang.scale import Role
 from workload_map.gang.summary import infer_pod_component, infer_pod_component_instance, pod_group_keys, pod_grouping
 from workload_map.gang.types import Gang, GangRole, PodMembership
-from workload_map.pods import PodQuerier, ResourceList, SelectorError
+from workload_map.pods import PodQuerier, SelectorError
 from workload_map.resolve import ComponentNotFound, ExtractionError
 from workload_map.resolve.replicas import desired_replicas
+from workload_map.resources import ResourceList
 
 __all__ = ["build"]
 

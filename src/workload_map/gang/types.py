@@ -18,9 +18,9 @@ from msgspec import UNSET, Meta, UnsetType
 
 from workload_map.gang.scale import ScaleMode
 from workload_map.gang.summary import GangFormat
-from workload_map.pods import ResourceList, format_quantity, quantity_kind
 from workload_map.resolve import ObjectRef
 from workload_map.resolve.results import ObjectRefDocument, given
+from workload_map.resources import ResourceList, format_quantity, quantity_kind
 from workload_map.resources.quantity import QuantityString
 
 __all__ = [

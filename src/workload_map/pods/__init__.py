@@ -1,8 +1,9 @@
-"""The pods layer: resource arithmetic, pod selectors, owner chains and pod attribution.
+"""The pods layer: pod selectors, owner chains and pod attribution (the resource arithmetic is
+`workload_map.resources`).
 
-    from workload_map.pods import attribute, pod_requests, gpu_count
+    from workload_map.pods import attribute
 
-See docs/resources.md (quantities and the scheduler's formula) and docs/view.md (attribution and the view).
+See docs/view.md (attribution and the view).
 """
 
 from workload_map.pods.attribution import (
@@ -29,78 +30,24 @@ from workload_map.pods.selectors import (
     matches_component_type,
     matches_labels,
 )
-from workload_map.resources import (
-    GPU_RESOURCE_NAMES,
-    NANO,
-    Format,
-    QuantityError,
-    QuantityKind,
-    ResourceList,
-    ResourceSpecError,
-    accelerator_names,
-    add,
-    canonical_quantity,
-    container_requests,
-    format_canonical,
-    format_for_table,
-    format_quantity,
-    fragmented_requests,
-    gpu_count,
-    int_value,
-    is_extended_resource,
-    is_gpu,
-    milli_value,
-    parse_nanos,
-    parse_quantity,
-    pod_requests,
-    quantity_kind,
-    scale,
-    total,
-)
 
 __all__ = [
     "DEFAULT_MAX_HOPS",
-    "GPU_RESOURCE_NAMES",
-    "NANO",
     "AttributedPod",
     "Attribution",
     "AttributionPlan",
-    "Format",
     "InstanceNotFound",
     "OwnerChains",
     "OwnerIndex",
     "OwnerRecord",
     "Owners",
     "PodQuerier",
-    "QuantityError",
-    "QuantityKind",
-    "ResourceList",
-    "ResourceSpecError",
     "SelectorError",
-    "accelerator_names",
-    "add",
     "attribute",
     "attribute_many",
-    "canonical_quantity",
-    "container_requests",
-    "format_canonical",
-    "format_for_table",
-    "format_quantity",
-    "fragmented_requests",
     "go_string",
-    "gpu_count",
-    "int_value",
-    "is_extended_resource",
-    "is_gpu",
     "matches_component_type",
     "matches_labels",
-    "milli_value",
     "owned_by",
-    "parse_nanos",
-    "parse_quantity",
-    "pod_requests",
-    "quantity_kind",
-    "scale",
-    "total",
     "workload_uid",
 ]
