@@ -297,3 +297,65 @@ def test_a_multi_node_nimservice_is_a_leader_per_group_plus_pipeline_minus_one_w
     assert leaders is not None and leaders.desired_replicas == pods[0]
     assert (workers.desired_replicas if workers is not None else 0) == pods[1]
     assert leaders.requests is not None and leaders.requests["nvidia.com/gpu"] == 8
+
+
+def _milvus_variant(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = _read(FIXTURES / "milvus-io-milvus-v1beta1" / "variants" / name / "workload.yaml")
+    return data
+
+
+@pytest.mark.parametrize(
+    ("image", "version", "ids"),
+    [
+        (None, None, ["mixcoord", "datanode", "streamingnode", "querynode", "proxy"]),  # the operator's default 2.6
+        ("milvusdb/milvus:v2.6.11", None, ["mixcoord", "datanode", "streamingnode", "querynode", "proxy"]),
+        (
+            "milvusdb/milvus:master-20260901-abcdef",
+            None,
+            ["mixcoord", "datanode", "streamingnode", "querynode", "proxy"],
+        ),
+        ("milvusdb/milvus:v2.5.4", None, ["rootcoord", "datacoord", "querycoord", "indexcoord", "proxy", "datanode"]),
+        ("milvusdb/milvus:latest", "2.6.2", ["mixcoord", "datanode", "streamingnode", "querynode", "proxy"]),
+    ],
+)
+def test_the_milvus_cluster_layout_follows_the_version_as_the_operator_does(
+    image: str | None, version: str | None, ids: list[str]
+) -> None:
+    # issue 15: GetComponentsBySpec runs Milvus2_6Components from 2.6 (mixCoord, dataNode, streamingNode, queryNode,
+    # proxy), and before 2.6 the coordinators, proxy, dataNode, queryNode and indexNode.
+    obj = _milvus_variant("cluster-default-2-6")
+    if image:
+        obj["spec"]["components"]["image"] = image
+    if version:
+        obj["spec"]["components"]["version"] = version
+    found = Workload(_karta("milvus-io-milvus-v1beta1"), obj).component("component").instance_ids
+    assert found[: len(ids)] == ids
+    assert ("indexnode" in found) == ("indexcoord" in ids)
+
+
+def test_the_running_version_the_operator_reports_decides_the_layout_before_the_spec() -> None:
+    obj = _milvus_variant("cluster-default-2-6")
+    obj["spec"]["components"]["image"] = "milvusdb/milvus:v2.6.11"  # an upgrade asked for, not rolled out yet
+    obj["status"] = {"status": "Healthy", "currentImage": "milvusdb/milvus:v2.5.4"}
+    ids = Workload(_karta("milvus-io-milvus-v1beta1"), obj).component("component").instance_ids
+    assert "indexnode" in ids and "streamingnode" not in ids
+
+
+def test_milvus_deployment_groups_replace_the_component_replicas_and_minus_one_is_an_hpa() -> None:
+    component = Workload(_karta("milvus-io-milvus-v1beta1"), _milvus_variant("deployment-groups")).component(
+        "component"
+    )
+    scales = component.scales or {}
+    assert {iid: (scale.replicas, scale.min_replicas) for iid, scale in scales.items()} == {
+        "mixcoord": (1, None),
+        "datanode/g1": (2, None),
+        "datanode/g2": (1, 1),  # replicas -1: an external HPA the operator starts at 1
+        "streamingnode/g1": (1, None),
+        "streamingnode/g2": (1, None),
+        "querynode/g1": (2, None),  # queryNode's own replicas (5) are replaced by its groups
+        "querynode/g2": (2, None),
+        "proxy/g1": (1, None),
+        "proxy/g2": (1, None),
+    }
+    specs = component.fragmented_pod_specs or {}
+    assert specs["proxy/g1"].labels == {"topology.milvus.io/az": "zone-a"}
