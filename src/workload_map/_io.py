@@ -28,7 +28,7 @@ import time
 from typing import Any, Final, Literal, Protocol, Union
 
 from workload_map._limits import MAX_INPUT_BYTES, STREAM_TIMEOUT
-from workload_map.errors import WorkloadMapError
+from workload_map.errors import ArgumentTypeError, WorkloadMapError
 
 __all__ = [
     "MAX_INPUT_BYTES",
@@ -113,7 +113,7 @@ def read_input(
         return _read_path(text, label or text, limit, timeout)
     if callable(getattr(source, "read", None)):
         return _read_stream(source, label or "<stream>", limit)
-    raise TypeError(f"an input must be a path, '-' or a readable stream, not {type(source).__name__}")
+    raise ArgumentTypeError("an input", "a path, '-' or a readable stream", source)
 
 
 def read_input_text(

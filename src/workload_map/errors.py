@@ -8,8 +8,23 @@ The hierarchy is listed in `docs/architecture.md`, "Errors".
 
 from __future__ import annotations
 
-__all__ = ["WorkloadMapError"]
+__all__ = ["ArgumentTypeError", "WorkloadMapError"]
 
 
 class WorkloadMapError(Exception):
     """Base of every error raised by `workload_map` (model, jq, validation, resolve, pods, gang, ..., cli)."""
+
+
+class ArgumentTypeError(WorkloadMapError, TypeError):
+    """An argument of the wrong type for a public function (`validate(None)`, `load_definitions(5)`, a pod that is
+    not a mapping): a programming error, so also a `TypeError`, as Python's own are; a `WorkloadMapError`, so
+    `except WorkloadMapError` still catches everything the library raises (docs/architecture.md, "Errors")."""
+
+    def __init__(self, what: str, expected: str, value: object) -> None:
+        self.what = what
+        self.expected = expected
+        super().__init__(f"{what} must be {expected}, not {_type_name(value)}")
+
+
+def _type_name(value: object) -> str:
+    return "None" if value is None else type(value).__name__

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any, Literal, get_args
 
 from workload_map._io import read_input_text
+from workload_map.errors import ArgumentTypeError
 from workload_map.model import GVK, Karta, loads_definitions
 
 Origin = Literal["local", "cluster", "catalog"]
@@ -124,7 +125,7 @@ class DefinitionRegistry:
             raise ValueError(f"unknown definition origin {origin!r}: use one of {', '.join(ORIGINS)}")
         for karta in kartas:
             if not isinstance(karta, Karta):
-                raise TypeError(f"expected a Karta from {origin!r}, got {type(karta).__name__}")
+                raise ArgumentTypeError(f"a definition from {origin!r}", "a Karta", karta)
             self._entries.append(Entry(karta, origin))
         self._index = None
 

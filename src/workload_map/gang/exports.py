@@ -22,6 +22,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Final, Literal, get_args
 
+from workload_map.errors import ArgumentTypeError
 from workload_map.gang.errors import ExportError
 from workload_map.gang.names import join_name
 from workload_map.gang.types import Gang, GangPlan, GangRole, Topology, format_resources
@@ -426,6 +427,8 @@ def export(
     workload_api_version: str = WORKLOAD_API_VERSIONS[0],
 ) -> list[dict[str, Any]]:
     """The plan in one scheduler format (see the module doc); options a format has no field for are ignored."""
+    if not isinstance(plan, GangPlan):
+        raise ArgumentTypeError("the plan", "a GangPlan (workload_map.gang.plan)", plan)
     if format == "kai":
         return to_kai(plan, queue=queue, priority_class=priority_class)
     if format == "volcano":

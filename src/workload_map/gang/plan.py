@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from workload_map.errors import ArgumentTypeError
 from workload_map.gang import alpha, native
 from workload_map.gang.builder import Builder
 from workload_map.gang.errors import NoGangInstructions
@@ -26,6 +27,17 @@ from workload_map.gang.types import GangPlan
 from workload_map.resolve import Resolution
 
 __all__ = ["plan"]
+
+
+def _pods(pods: Any) -> list[Mapping[str, Any]]:
+    """The pods as a list, each a mapping (a Pod object): ArgumentTypeError, naming the index, for anything else."""
+    if isinstance(pods, Mapping | str | bytes) or not isinstance(pods, Iterable):
+        raise ArgumentTypeError("pods", "an iterable of Pod objects (mappings) or None", pods)
+    found = list(pods)
+    for index, pod in enumerate(found):
+        if not isinstance(pod, Mapping):
+            raise ArgumentTypeError(f"pods[{index}]", "a mapping (a Pod object)", pod)
+    return found
 
 
 def plan(
@@ -40,6 +52,10 @@ def plan(
     `NoGangInstructions` when the definition has no gangScheduling, `GangError` for rules the definition breaks
     (a sub-group without scale, a bad topology, an unknown sub-group component).
     """
+    if not isinstance(resolution, Resolution):
+        raise ArgumentTypeError("the workload", "a Resolution (workload_map.resolve.resolve)", resolution)
+    if pods is not None:
+        pods = _pods(pods)
     summary = summary or StructureSummary(resolution.karta)
     if summary.format is None:
         raise NoGangInstructions(resolution.definition)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from workload_map.errors import ArgumentTypeError
 from workload_map.gang.errors import GangError, InvalidPodGroupName
 from workload_map.gang.names import dns1123_subdomain_errors
 from workload_map.model import ComponentDefinition, GangScheduling, Karta, PodGroupMember
@@ -96,7 +97,7 @@ class StructureSummary:
         if karta is None:
             raise GangError("karta cannot be nil: give the definition (a Karta) to summarise")
         if not isinstance(karta, Karta):
-            raise TypeError(f"StructureSummary takes a Karta, not {type(karta).__name__}")
+            raise ArgumentTypeError("the definition of a StructureSummary", "a Karta", karta)
         self.karta = karta
         components = karta.components
         self.root = karta.root.name

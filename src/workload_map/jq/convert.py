@@ -28,7 +28,15 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["encode", "normalize", "prune", "roots_key", "to_plain"]
+from workload_map.errors import WorkloadMapError
+
+__all__ = ["InputNotJSONError", "encode", "normalize", "prune", "roots_key", "to_plain"]
+
+
+class InputNotJSONError(WorkloadMapError, TypeError):
+    """An object jq cannot be given: a value of no JSON type, a cycle, nesting deeper than the encoder can follow,
+    an integer of more than 4300 digits (a `TypeError`, as it always was: "the object is not JSON")."""
+
 
 _SAFE_INT = 2**53
 
@@ -72,12 +80,12 @@ def to_plain(value: Any) -> Any:
 
     Typed values (msgspec Structs, dataclasses) become objects, as upstream re-encodes written values to JSON.
     """
-    if value is None or isinstance(value, str | bool | int):
+    if value is None or isinstance(value, str | bool) or (isinstance(value, int) and abs(value) < _SAFE_INT):
         return value
     try:
         data = _PLAIN.encode(value)
-    except (TypeError, ValueError):
-        data = _SORTED.encode(_walk(value))
+    except (TypeError, ValueError, RecursionError):
+        data = _encode_walked(value)
     return _DECODE.decode(data)
 
 
@@ -87,11 +95,30 @@ def _encode_bytes(obj: Any) -> bytes:
     except TypeError as exc:
         # non-string keys (YAML `1: x`): name them as JSON does; anything else is not JSON at all
         if "str keys" not in str(exc):
-            raise TypeError(f"the object is not JSON: {exc}") from None
-        return _SORTED.encode(_walk(obj))
+            raise InputNotJSONError(f"the object is not JSON: {exc}") from None
+        return _encode_walked(obj)
+    except (ValueError, RecursionError) as exc:
+        raise _not_json(exc) from None
     if _INTEGRAL_FLOAT.search(data):
         data = _SORTED.encode(_DECODE.decode(data))
     return data
+
+
+def _encode_walked(obj: Any) -> bytes:
+    try:
+        return _SORTED.encode(_walk(obj))
+    except (ValueError, RecursionError) as exc:
+        raise _not_json(exc) from None
+    except TypeError as exc:
+        raise InputNotJSONError(f"the object is not JSON: {exc}") from None
+
+
+def _not_json(exc: BaseException) -> InputNotJSONError:
+    if isinstance(exc, RecursionError):
+        return InputNotJSONError("the object is not JSON: it refers to itself or is nested too deeply")
+    if "integer string conversion" in str(exc):
+        return InputNotJSONError("the object is not JSON: it holds an integer of more than 4300 digits")
+    return InputNotJSONError(f"the object is not JSON: {exc}")
 
 
 def _key(key: Any) -> str:
@@ -105,7 +132,7 @@ def _key(key: Any) -> str:
         return str(key)
     if isinstance(key, float):
         return str(int(key)) if key.is_integer() and abs(key) < _SAFE_INT else repr(key)
-    raise TypeError(f"the object is not JSON: a {type(key).__name__} key has no JSON form")
+    raise InputNotJSONError(f"the object is not JSON: a {type(key).__name__} key has no JSON form")
 
 
 def _walk(value: Any) -> Any:

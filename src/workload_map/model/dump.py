@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 import yaml
 
+from workload_map.errors import ArgumentTypeError
 from workload_map.model.types import Karta
 
 # libyaml's emitter when PyYAML has it (it always does in the wheels), else the pure-Python one.
@@ -43,6 +44,8 @@ _Dumper.add_representer(str, _represent_str)
 
 def to_dict(karta: Karta) -> dict[str, Any]:
     """The definition as the plain dict the API server would store (absent fields omitted)."""
+    if not isinstance(karta, Karta):
+        raise ArgumentTypeError("a definition to dump", "a Karta", karta)
     value = _lists(msgspec.to_builtins(karta))
     assert isinstance(value, dict)
     return {"apiVersion": karta.api_version, "kind": karta.kind, **value}
@@ -57,9 +60,15 @@ def _lists(value: Any) -> Any:
     return value
 
 
+def _kartas(definitions: Any) -> list[Karta]:
+    if not isinstance(definitions, Iterable) or isinstance(definitions, str | bytes | dict):
+        raise ArgumentTypeError("the definitions to dump", "a Karta or an iterable of Kartas", definitions)
+    return list(definitions)
+
+
 def dump_yaml(definitions: Karta | Iterable[Karta]) -> str:
     """YAML text; several definitions become a `---`-separated stream."""
-    items = [definitions] if isinstance(definitions, Karta) else list(definitions)
+    items = [definitions] if isinstance(definitions, Karta) else _kartas(definitions)
     return yaml.dump_all(
         [to_dict(k) for k in items],
         Dumper=_Dumper,
@@ -75,7 +84,7 @@ def dump_json(definitions: Karta | Iterable[Karta], *, indent: int = 2) -> str:
     if isinstance(definitions, Karta):
         payload: dict[str, Any] = to_dict(definitions)
     else:
-        items = [to_dict(k) for k in definitions]
+        items = [to_dict(k) for k in _kartas(definitions)]
         payload = {"apiVersion": "run.ai/v1alpha1", "kind": "KartaList", "items": items}
     text = json.dumps(payload, indent=indent, ensure_ascii=False) + "\n"
     # JSON allows DEL and C1 controls raw, YAML (which reads our JSON too) does not: escape them.

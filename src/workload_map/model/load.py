@@ -21,7 +21,7 @@ from typing import Any, Union
 import msgspec
 
 from workload_map._jsontype import json_type
-from workload_map.errors import WorkloadMapError
+from workload_map.errors import ArgumentTypeError, WorkloadMapError
 from workload_map.model.types import API_VERSION, KIND, Karta
 from workload_map.model.yamlio import Document, DocumentError, iter_files, parse_documents_each, read_documents_each
 
@@ -211,11 +211,16 @@ def _values(source: DefinitionSource, result: LoadResult, *, strict: bool) -> It
     elif isinstance(source, str):
         yield from _documents_of(lambda text: parse_documents_each(text, "<text>"), source, result, strict=strict)
     else:
+        if isinstance(source, bytes | bytearray) or not isinstance(source, Iterable):
+            raise ArgumentTypeError("a definition source", _SOURCE_TYPES, source)
         for index, item in enumerate(source):
             if isinstance(item, (str, Path, Karta)):  # several files, texts or definitions
                 yield from _values(item, result, strict=strict)
             else:
                 yield f"<item {index + 1}>", item
+
+
+_SOURCE_TYPES = "a path, YAML/JSON text, a mapping, a Karta or an iterable of them (decode bytes first)"
 
 
 def _documents_of(
@@ -270,6 +275,8 @@ def _looks_like_path(text: str) -> bool:
 
 def loads_definitions(text: str, source: str = "<text>") -> list[Karta]:
     """Every definition in YAML/JSON text (never taken for a path)."""
+    if not isinstance(text, str):
+        raise ArgumentTypeError("the text of loads_definitions", "a str (YAML or JSON text)", text)
     result = LoadResult()
     for label, value in _documents_of(lambda t: parse_documents_each(t, source), text, result, strict=True):
         for item_label, item in _unwrap_lists(label, value):
@@ -331,7 +338,10 @@ def _quote_hint(path: str, got: str, raw: Any) -> str:
     if got not in ("an integer", "a number", "a boolean", "null"):
         return ""
     field_name = re.sub(r"\[\d+\]$", "", path).rsplit(".", 1)[-1]
-    literal = "null" if raw is None else json.dumps(raw)
+    try:
+        literal = "null" if raw is None else json.dumps(raw)
+    except ValueError:  # an integer too long to print (past 4300 digits): no literal to suggest
+        return ""
     if field_name in _JQ_FIELDS or field_name.endswith("Path"):
         return f"; jq expressions are strings: quote it ('{literal}')"
     if field_name == "value" and ".suspendDefinition." in path:

@@ -22,7 +22,7 @@ import yaml
 
 from workload_map._io import InputError, read_input_text
 from workload_map._limits import MAX_DEPTH, MAX_EXPANDED_NODES, MAX_INPUT_BYTES, MAX_INT_DIGITS, STREAM_TIMEOUT
-from workload_map.errors import WorkloadMapError
+from workload_map.errors import ArgumentTypeError, WorkloadMapError
 
 try:
     _BaseLoader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
@@ -192,6 +192,8 @@ def parse_documents_each(text: str, source: str = "<text>") -> list[Document | D
     the next document is read as usual. A syntax error ends its document: reading resumes at the next line that
     starts a document (`---`), as kubectl splits a stream.
     """
+    if not isinstance(text, str):
+        raise ArgumentTypeError("the text to parse", "a str (YAML or JSON text)", text)
     results: list[Document | DocumentError] = []
     offset_line, index, rest = 0, 0, text
     while True:

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from workload_map.errors import ArgumentTypeError
 from workload_map.model import ComponentInstanceSelector, ComponentTypeSelector, ReplicaSelector
 from workload_map.pods.owners import DEFAULT_MAX_HOPS, OwnerChains, Owners
 from workload_map.pods.selectors import PodQuerier, SelectorError
@@ -212,6 +213,22 @@ def _replica_selector(resolution: Resolution, name: str) -> ReplicaSelector | No
     return None
 
 
+def _check_resolution(resolution: Any) -> None:
+    if not isinstance(resolution, Resolution):
+        raise ArgumentTypeError("the workload", "a Resolution (workload_map.resolve.resolve)", resolution)
+
+
+def _pods(pods: Any) -> list[Mapping[str, Any]]:
+    """The pods as a list, each a mapping (a Pod object): ArgumentTypeError, naming the index, for anything else."""
+    if isinstance(pods, Mapping | str | bytes) or not isinstance(pods, Iterable):
+        raise ArgumentTypeError("pods", "an iterable of Pod objects (mappings)", pods)
+    found = list(pods)
+    for index, pod in enumerate(found):
+        if not isinstance(pod, Mapping):
+            raise ArgumentTypeError(f"pods[{index}]", "a mapping (a Pod object)", pod)
+    return found
+
+
 def attribute(
     resolution: Resolution,
     pods: Iterable[Mapping[str, Any]],
@@ -228,11 +245,12 @@ def attribute(
     (a LeaderWorkerSet leader pod owns its group's worker StatefulSet). `check_ownership=False` takes every
     given pod as the workload's (the caller scoped them already).
     """
+    _check_resolution(resolution)
+    pods = _pods(pods)
     plan = AttributionPlan(resolution)
     uid = workload_uid(resolution)
     if not check_ownership:
         return Attribution(uid, tuple(plan.place(pod) for pod in pods))
-    pods = list(pods)
     chains = OwnerChains(owners, max_hops=max_hops, pods=pods)
     placed: list[AttributedPod] = []
     foreign = 0
@@ -254,12 +272,16 @@ def attribute_many(
     """Attribute one pod list (e.g. a whole namespace) to many workloads at once: each pod's owner chain is walked
     once and each owner's chain once for all pods. Returns one `Attribution` per workload, in order (as
     `attribute` would give for each: `foreign` counts the given pods that are not that workload's)."""
+    if isinstance(workloads, Mapping | str) or not isinstance(workloads, Sequence):
+        raise ArgumentTypeError("workloads", "a sequence of Resolutions", workloads)
+    for workload in workloads:
+        _check_resolution(workload)
     uids = [workload_uid(workload) for workload in workloads]
     slots: dict[str, int] = {}
     for position, uid in enumerate(uids):
         if uid:
             slots.setdefault(uid, position)
-    pods = list(pods)
+    pods = _pods(pods)
     chains = OwnerChains(owners, max_hops=max_hops, pods=pods)
     grouped: list[list[Mapping[str, Any]]] = [[] for _ in workloads]
     count = 0

@@ -17,6 +17,8 @@ from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Union
 
+from workload_map.errors import ArgumentTypeError
+
 __all__ = [
     "DEFAULT_MAX_HOPS",
     "OwnerChains",
@@ -156,6 +158,11 @@ def as_owner_index(owners: Owners) -> OwnerIndex:
         return owners
     if isinstance(owners, Mapping):
         return OwnerIndex.from_mapping(owners)
+    given: object = owners  # what a caller passed, whatever the annotation says
+    if isinstance(given, str | bytes) or not isinstance(given, Iterable):
+        raise ArgumentTypeError(
+            "owners", "an OwnerIndex, a mapping key -> owner object, an iterable of owner objects or None", owners
+        )
     return OwnerIndex(owners)
 
 

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workload_map.errors import WorkloadMapError
-from workload_map.jq import Document, EvaluationPolicy, JqError
+from workload_map.jq import Document, EvaluationPolicy, JqError, JqRuntimeError
+from workload_map.jq.convert import InputNotJSONError
 from workload_map.jq.fastpath import compile_fast
 from workload_map.model import ComponentInstanceSelector, ComponentTypeSelector, ReplicaSelector
 
@@ -139,6 +140,8 @@ class PodQuerier:
             outputs: list[Any] = self._document.evaluate(expr)
         except JqError as error:
             return error
+        except InputNotJSONError as error:  # a cyclic, too deep or unprintable pod: this pod's failure, not the run's
+            return JqRuntimeError(expr, f"the pod cannot be given to jq: {error}")
         return outputs
 
     def _single(self, expr: str) -> Any:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from workload_map.errors import ArgumentTypeError
 from workload_map.jq import INPROCESS, EvaluationPolicy
 from workload_map.model import GVK, Karta
 from workload_map.resolve._json import NotJSONError, fast_copy, json_copy, merge_patch
@@ -55,9 +56,10 @@ class Workload:
         related: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         if not isinstance(definition, Karta):
-            raise TypeError(
-                f"definition must be a Karta (see workload_map.load_definitions), not {type(definition).__name__}"
-            )
+            raise ArgumentTypeError("definition", "a Karta (see workload_map.load_definitions)", definition)
+        if policy is not None and not isinstance(policy, EvaluationPolicy):
+            raise ArgumentTypeError("policy", "a workload_map.jq.EvaluationPolicy or None", policy)
+        related = _related(related)
         if validate:
             _check_definition(definition)
         elif too_deep := component_depth_findings(definition):  # a hard limit: views and plans are trees
@@ -228,6 +230,16 @@ def resolve(
 
 
 # --- helpers ------------------------------------------------------------------------------------------------------
+
+
+def _related(related: Any) -> tuple[Mapping[str, Any], ...]:
+    if isinstance(related, Mapping | str | bytes) or not isinstance(related, Iterable):
+        raise ArgumentTypeError("related", "a sequence of objects (mappings)", related)
+    found = tuple(related)
+    for index, item in enumerate(found):
+        if not isinstance(item, Mapping):
+            raise ArgumentTypeError(f"related[{index}]", "a mapping (a Kubernetes object)", item)
+    return found
 
 
 def _object_gvk(obj: Mapping[str, Any]) -> GVK | None:

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from workload_map._limits import MAX_COMPONENT_DEPTH
+from workload_map.errors import ArgumentTypeError
 from workload_map.model import (
     ComponentDefinition,
     ComponentTypeSelector,
@@ -81,6 +82,8 @@ def validate(karta: Karta) -> list[Finding]:
     Duplicate component names make the name-based checks meaningless, so (as upstream) they are reported alone
     by those checks; the field-local checks (selectors, pod specs, jq, ...) still run.
     """
+    if not isinstance(karta, Karta):
+        raise ArgumentTypeError("the definition to validate", "a Karta (see workload_map.load_definitions)", karta)
     findings: list[Finding] = []
     components = _components(karta)
     duplicates = list(_unique_names(components))
@@ -533,6 +536,7 @@ def _additional_kinds(karta: Karta) -> Iterator[Finding]:
             "server rejects it",
             "duplicate-additional-kind",
         )
+
 
 def _resource_annotations(karta: Karta) -> Iterator[Finding]:
     """`workloadmap.io/resource-aliases` and `workloadmap.io/resources-shape` (docs/definitions.md, "Extensions")."""

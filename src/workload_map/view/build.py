@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from workload_map.errors import ArgumentTypeError
 from workload_map.model import UNDEFINED
 from workload_map.pods.attribution import AttributedPod, Attribution
 from workload_map.resolve import Resolution, ResolvedComponent, ResolvedInstance, Scale
@@ -276,7 +277,15 @@ def build_view(
     `cluster`, `file`); `definition_name` defaults to the definition's name; `gpu_resource_names` are extra extended
     resources that count as whole GPUs. Nothing raises for a half-broken object: failures are in `errors`.
     """
-    builder = _Builder(resolution, attribution, tuple(gpu_resource_names))
+    if not isinstance(resolution, Resolution):
+        raise ArgumentTypeError("the workload", "a Resolution (workload_map.resolve.resolve)", resolution)
+    if attribution is not None and not isinstance(attribution, Attribution):
+        raise ArgumentTypeError("attribution", "an Attribution (workload_map.pods.attribute) or None", attribution)
+    given: object = gpu_resource_names
+    names: tuple[str, ...] = tuple(given) if isinstance(given, Iterable) and not isinstance(given, str) else ()
+    if not isinstance(given, Iterable) or isinstance(given, str) or not all(isinstance(n, str) for n in names):
+        raise ArgumentTypeError("gpu_resource_names", "an iterable of resource names (str)", gpu_resource_names)
+    builder = _Builder(resolution, attribution, names)
     components = builder.top_level()
     desired, current, ready = 0, builder.zero(), builder.zero()
     requests: ResourceList = {}
