@@ -27,6 +27,7 @@ _CLEARED = (
     "WMAP_JQ_MODE",
     "WMAP_JQ_DEADLINE",
     "WMAP_JQ_MEMORY_MB",
+    "WMAP_JQ_BUDGET",
     "NO_COLOR",
     "FORCE_COLOR",
     "CLICOLOR_FORCE",

@@ -4,9 +4,12 @@ definition leaves the rest of the output intact."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -247,3 +250,82 @@ def test_a_bad_document_names_itself_and_the_others_are_still_shown(wmap: Wmap, 
 def test_a_single_document_that_is_not_yaml_is_still_exit_2(wmap: Wmap, tmp_path: Path) -> None:
     result = wmap("describe", "-f", write(tmp_path / "bad.yaml", "a: [1\nb: 2\n"))
     assert result.code == 2 and result.stderr.startswith("error: ")
+
+
+# --- 5. contained evaluation: deaths, stops once, the budget ----------------------------------------------------
+
+
+def _crunch_definition(tmp_path: Path, name: str, kind: str, expression: str) -> str:
+    from tests.unit.test_cli_jq_mode import SLOW_KARTA
+
+    karta = copy.deepcopy(SLOW_KARTA)
+    karta["metadata"]["name"] = name
+    root = karta["spec"]["structureDefinition"]["rootComponent"]
+    root["kind"]["kind"] = kind
+    root["statusDefinition"]["statusMappings"]["running"][0]["byExpression"]["expression"] = expression
+    return write(tmp_path / f"{name}.yaml", yaml.safe_dump(karta))
+
+
+def _crunches(tmp_path: Path, *kinds: str, points: int = 1000) -> str:
+    from tests.unit.test_cli_jq_mode import CRUNCH
+
+    documents = []
+    for index, kind in enumerate(kinds):
+        document = copy.deepcopy(CRUNCH)
+        document["kind"], document["metadata"]["name"] = kind, f"big{index}"
+        document["spec"]["points"] = list(range(points))
+        documents.append(document)
+    return write(tmp_path / "crunches.yaml", yaml.safe_dump_all(documents))
+
+
+@pytest.fixture
+def contained(wmap: Wmap) -> Iterator[Wmap]:
+    from workload_map.jq import worker
+
+    yield wmap
+    worker.shutdown()
+
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="the jq worker tests need POSIX")
+
+
+@posix_only
+def test_a_definition_that_kills_the_worker_is_an_error_naming_it_and_not_evaluated_again(
+    contained: Wmap, tmp_path: Path
+) -> None:
+    karta = _crunch_definition(tmp_path, "example-com-crunch-v1", "Crunch", 'error("x" * 300000000)')
+    manifests = _crunches(tmp_path, "Crunch", "Crunch", "Crunch", points=1)
+    result = contained("--jq-mode", "worker", "describe", "-f", manifests, "--definitions", karta)
+    assert result.code == 1, result.output
+    assert "Traceback" not in result.output
+    assert (
+        'error: definition "example-com-crunch-v1" (local): the jq worker process died during the evaluation'
+        in result.stderr
+    )
+    assert "crashed the jq worker" in result.stderr
+    died = [line for line in result.stderr.splitlines() if "process died" in line and line.startswith("warning:")]
+    assert len([line for line in died if "not evaluated again" not in line]) == 1  # evaluated once, not thrice
+    assert result.stderr.count("was stopped earlier in this command") == 2
+
+
+@posix_only
+def test_the_commands_budget_stops_evaluating_other_definitions(contained: Wmap, tmp_path: Path) -> None:
+    from tests.unit.test_cli_jq_mode import RUNS_FOR_MINUTES
+
+    first = _crunch_definition(tmp_path, "example-com-crunch-v1", "Crunch", RUNS_FOR_MINUTES)
+    second = _crunch_definition(tmp_path, "example-com-crunch2-v1", "Crunch2", RUNS_FOR_MINUTES)
+    manifests = _crunches(tmp_path, "Crunch", "Crunch2")
+    args = ("--jq-mode", "worker", "--jq-deadline", "1", "--jq-budget", "1", "describe", "-f", manifests)
+    started = time.monotonic()
+    result = contained(*args, "--definitions", first, "--definitions", second)
+    assert time.monotonic() - started < 8
+    assert result.code == 1, result.output
+    assert "the command's time budget for contained jq evaluation (1 s) is spent" in result.stderr
+    assert 'definition "example-com-crunch2-v1" (local) not evaluated' in result.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "x", "1e12", "inf"])
+def test_a_bad_budget_is_a_usage_error(wmap: Wmap, value: str) -> None:
+    result = wmap("--jq-budget", value, "describe", "-f", str(EXAMPLES / "pytorchjob.yaml"))
+    assert result.code == 2
+    assert result.stderr.startswith(f"error: --jq-budget is '{value}'")

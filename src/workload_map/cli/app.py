@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from workload_map.cli import context
 from workload_map.cli.completion import shell_complete
-from workload_map.cli.errors import EXIT_OK, report_exception
-from workload_map.cli.jqsettings import raise_if_stopped
+from workload_map.cli.errors import EXIT_OK, CLIError, report_exception
+from workload_map.cli.jqsettings import raise_if_stopped, stopped_error
 from workload_map.cli.root import COMPLETE_VAR, cli
 
 __all__ = ["COMPLETE_VAR", "cli", "run"]
@@ -34,5 +34,8 @@ def run(args: Sequence[str], prog_name: str = "wmap") -> int:
     except SystemExit as exc:  # anything that still exits from inside click
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException as exc:
+        stopped = stopped_error() if isinstance(exc, CLIError) else None
+        if stopped is not None and stopped.message != getattr(exc, "message", None):
+            report_exception(stopped)  # the definition the worker stopped is named even when the command failed
         return report_exception(exc, debug=state.debug)
     return result if isinstance(result, int) else EXIT_OK

@@ -37,6 +37,7 @@ class State:
     jq_mode: str | None = None  # --jq-mode / $WMAP_JQ_MODE (None: the config file's, else auto); cli.jqmode
     jq_deadline: float | None = None  # --jq-deadline / $WMAP_JQ_DEADLINE
     jq_memory_mb: int | None = None  # $WMAP_JQ_MEMORY_MB (None: the jq layer's 1024 MiB)
+    jq_budget: float | None = None  # --jq-budget / $WMAP_JQ_BUDGET (None: 3 deadlines); cli.jqmode
     jq_stops: list[Any] = field(default_factory=list)  # evaluations the jq worker stopped (jqmode.Stop)
     warnings: list[str] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)  # inputs that could not be read: the run ends with exit 1

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
@@ -52,8 +52,10 @@ __all__ = [
 ENV_JQ_MODE = "WMAP_JQ_MODE"
 ENV_JQ_DEADLINE = "WMAP_JQ_DEADLINE"
 ENV_JQ_MEMORY = "WMAP_JQ_MEMORY_MB"
+ENV_JQ_BUDGET = "WMAP_JQ_BUDGET"
 UNTRUSTED_ORIGINS: frozenset[str] = frozenset({"cluster"})
 _EXPRESSION_SHOWN = 60
+BUDGET_DEADLINES = 3  # the default --jq-budget: this many deadlines
 MAX_DEADLINE = 86400.0  # seconds: more overflows the worker's timers (1e12 was an OverflowError)
 
 
@@ -77,6 +79,7 @@ class JqPolicy:
     mode: str = "auto"
     deadline: float | None = None
     memory_mb: int | None = None
+    budget: float | None = None  # --jq-budget (None: BUDGET_DEADLINES deadlines)
 
 
 def current_policy() -> JqPolicy:
@@ -88,7 +91,7 @@ def current_policy() -> JqPolicy:
         config = current.config  # read only when a flag left something open
         mode = mode or config.jq_mode
         deadline = deadline if deadline is not None else config.jq_deadline
-    return JqPolicy(mode or "auto", deadline, current.jq_memory_mb)
+    return JqPolicy(mode or "auto", deadline, current.jq_memory_mb, current.jq_budget)
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,7 @@ class Stop:
     definition: str
     origin: str
     error: JqLimitError
+    seconds: float = field(default=0.0, compare=False)  # what it cost of the command's budget (the deadline)
 
 
 def _shown(expression: str) -> str:
@@ -117,7 +121,9 @@ def stopped_error() -> CLIError | None:
         f'definition "{first.definition}" ({first.origin}): {first.error.message} in '
         f"'{_shown(first.error.expression)}'{tail}"
     )
-    if "memory cap" in first.error.message:
+    if "worker process died" in first.error.message:
+        hint = "the output is incomplete; the definition's expression crashed the jq worker: fix the expression"
+    elif "memory cap" in first.error.message:
         hint = "the output is incomplete; raise the cap with WMAP_JQ_MEMORY_MB=<MiB>, or fix the expression"
     else:
         hint = "the output is incomplete; allow more time with --jq-deadline SECONDS, or fix the expression"
@@ -152,22 +158,32 @@ def _store_mode(ctx: click.Context, param: click.Parameter, value: str | None) -
     state().jq_mode = mode or None
 
 
+def _seconds(given: str | None, where: str) -> float | None:
+    """A positive number of seconds, at most a day (more overflows timers), or a usage error naming `where`."""
+    if given is None:
+        return None
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = -1.0
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise UsageError(f"{where} is {given!r}; give a positive number of seconds (e.g. 10 or 2.5)")
+    if seconds > MAX_DEADLINE:
+        raise UsageError(f"{where} is {given!r}; give at most {MAX_DEADLINE:g} seconds (a day)")
+    return seconds
+
+
 def _store_deadline(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     if ctx.resilient_parsing:
         return
-    given, where = _given(value, "--jq-deadline", ENV_JQ_DEADLINE)
-    seconds: float | None = None
-    if given is not None:
-        try:
-            seconds = float(given)
-        except ValueError:
-            seconds = -1.0
-        if not (math.isfinite(seconds) and seconds > 0):
-            raise UsageError(f"{where} is {given!r}; give a positive number of seconds (e.g. 10 or 2.5)")
-        if seconds > MAX_DEADLINE:
-            raise UsageError(f"{where} is {given!r}; give at most {MAX_DEADLINE:g} seconds (a day)")
-    state().jq_deadline = seconds
+    state().jq_deadline = _seconds(*_given(value, "--jq-deadline", ENV_JQ_DEADLINE))
     _store_memory_cap()
+
+
+def _store_budget(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if ctx.resilient_parsing:
+        return
+    state().jq_budget = _seconds(*_given(value, "--jq-budget", ENV_JQ_BUDGET))
 
 
 def _store_memory_cap() -> None:
@@ -183,7 +199,16 @@ def _complete_mode(ctx: click.Context, param: click.Parameter, incomplete: str) 
 
 
 def jq_options(f: F) -> F:
-    """`--jq-mode` and `--jq-deadline` on the root command (their values go to the run's state)."""
+    """`--jq-mode`, `--jq-deadline` and `--jq-budget` on the root command (their values go to the run's state)."""
+    f = click.option(
+        "--jq-budget",
+        default=None,
+        metavar="SECONDS",
+        expose_value=False,
+        callback=_store_budget,
+        help="How much time the jq worker's stopped evaluations may cost one command before no more workloads "
+        f"are evaluated in it [default: {BUDGET_DEADLINES} deadlines; ${ENV_JQ_BUDGET}].",
+    )(f)
     f = click.option(
         "--jq-deadline",
         default=None,

@@ -96,7 +96,12 @@ def resolve_object(
     definition_version: str | None = None,
 ) -> ResolvedWorkload:
     """`obj` resolved through `karta`, its expressions evaluated under `policy`. `validate=False` skips checking the
-    definition (done once already). Raises `ResolveError` when the definition or the object is invalid."""
+    definition (done once already). Raises `ResolveError` when the definition or the object is invalid, or when
+    the policy's recorder does not admit the workload (its definition was stopped earlier in the command, or the
+    command's jq budget is spent: `cli.jqmode`)."""
+    admit = getattr(policy.stops, "admit", None)  # cli.jqmode's recorder: a stopped definition, a spent budget
+    if admit is not None:
+        admit()  # raises a ResolveError (cli.jqmode.NotEvaluated)
     workload = Workload(karta, obj, validate=validate, policy=policy)
     return ResolvedWorkload(label, workload.resolve(), origin, workload, manifest, definition_version)
 

@@ -222,8 +222,11 @@ class _Worker:
     def _gone_error(self, expr: str, gone: _WorkerGoneError, policy: EvaluationPolicy) -> JqError:
         if gone.memory and policy.memory_mb:
             return policy.stopped(JqLimitError(expr, f"evaluation exceeded the {policy.memory_mb} MiB memory cap"))
-        return JqRuntimeError(
-            expr, f"the jq worker process died during the evaluation ({gone.detail}); a new one has been started"
+        # a death is a stop too (recorded, so a caller can tell it from a jq error: wmap exits 1 naming it)
+        return policy.stopped(
+            JqLimitError(
+                expr, f"the jq worker process died during the evaluation ({gone.detail}); a new one has been started"
+            )
         )
 
     def _run(
