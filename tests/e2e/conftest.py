@@ -466,3 +466,14 @@ def karta_crd(api_server: ApiServer) -> dict[str, Any]:
     if api_server.karta_crd_error:
         pytest.fail(f"applying {KARTA_CRD_FILE} failed: {api_server.karta_crd_error}")
     return api_server.wait_crd_established(KARTA_CRD_NAME)
+
+
+@pytest.fixture(params=["sync", "async"])
+def cluster_api(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The cluster API a case runs through: "sync" (`Cluster`) or "async" (`AsyncCluster`, see apis.py). The live
+    tests use it for every case, so the same cases and assertions run through both."""
+    if request.param == "async":
+        from .apis import install_async
+
+        install_async(monkeypatch)
+    return str(request.param)

@@ -17,7 +17,7 @@ import yaml
 from .conftest import ApiServer, expect
 from .test_live_support import Wmap, create, create_pod, make_wmap, summary, wmap_requests
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("cluster_api")]  # every case: sync and async API
 
 KARTAS = "/apis/run.ai/v1alpha1/kartas"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"

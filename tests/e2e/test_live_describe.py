@@ -40,7 +40,7 @@ from .test_live_support import (
     wmap_requests,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("cluster_api")]  # every case: sync and async API
 
 CATALOG_FIXTURES = sorted(p.name for p in FIXTURES.iterdir() if (p / "workload.yaml").exists())
 

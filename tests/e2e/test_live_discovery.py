@@ -10,13 +10,15 @@ from typing import Any
 
 import pytest
 
-from workload_map.cluster import Cluster, ConnectionSettings
-from workload_map.cluster.discovery import _fetch_legacy, fetch
+from workload_map.cluster import ConnectionSettings
+from workload_map.cluster.core import get_op
+from workload_map.cluster.discovery import fetch_op, legacy_op
 
+from .apis import cluster_class
 from .conftest import ApiServer, expect
 from .test_live_support import Wmap, make_wmap, summary, wmap_requests
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("cluster_api")]  # every case: sync and async API
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
@@ -26,12 +28,15 @@ def wmap(api_server: ApiServer, tmp_path: Path) -> Wmap:
     return make_wmap(api_server, tmp_path)
 
 
-def test_aggregated_discovery_sees_what_per_group_discovery_sees(api_server: ApiServer, tmp_path: Path) -> None:
-    with Cluster(ConnectionSettings(kubeconfig=str(api_server.kubeconfig)), cache_dir=None) as cluster:
+def test_aggregated_discovery_sees_what_per_group_discovery_sees(
+    api_server: ApiServer, tmp_path: Path, cluster_api: str
+) -> None:
+    settings = ConnectionSettings(kubeconfig=str(api_server.kubeconfig))
+    with cluster_class(cluster_api)(settings, cache_dir=None) as cluster:
         client = cluster.client
-        aggregated = fetch(client)
+        aggregated = cluster.run(fetch_op())
         assert len(client.requests) == 2
-        legacy = _fetch_legacy(client, client.get("/api"), client.get("/apis"))
+        legacy = cluster.run(legacy_op(cluster.run(get_op("/api")), cluster.run(get_op("/apis"))))
         assert len(client.requests) > 10  # one request per group version
 
     def key(doc: Any) -> set[tuple[Any, ...]]:

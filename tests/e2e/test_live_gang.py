@@ -17,7 +17,7 @@ from workload_map.resolve import Workload
 from .conftest import ApiServer
 from .test_live_support import Wmap, fixture_objects, install_fixture, make_wmap, summary, wmap_requests
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("cluster_api")]  # every case: sync and async API
 
 GANG_FIXTURES = [
     "leaderworkerset-x-k8s-io-leaderworkerset-v1",

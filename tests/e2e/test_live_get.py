@@ -27,7 +27,7 @@ from .test_live_support import (
     wmap_requests,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("cluster_api")]  # every case: sync and async API
 
 
 @pytest.fixture

@@ -15,8 +15,9 @@ from typing import Any
 import httpx
 import yaml
 
-from tests.cli.helpers import Result, invoke, run_installed
+from tests.cli.helpers import REPO, Result, clean_env, invoke, run_installed
 
+from . import apis
 from .conftest import REPO_ROOT, ApiServer, expect
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "catalog"
@@ -59,12 +60,31 @@ class Wmap:
         kubeconfig: Path | None = None,
         env: dict[str, str] | None = None,
     ) -> Result:
+        if apis.current() == "async":  # the same executable, its cluster seam on the async API
+            return run_async_installed(self.args(args, namespace, kubeconfig), home=self.home, env=self.env(env))
         return run_installed(self.args(args, namespace, kubeconfig), home=self.home, env=self.env(env))
 
     def json(self, *args: str, namespace: str | None = None, kubeconfig: Path | None = None) -> Any:
         result = self.run(*args, "-o", "json", namespace=namespace, kubeconfig=kubeconfig)
         assert result.code == 0, result.stderr
         return json.loads(result.stdout)
+
+
+def run_async_installed(args: Sequence[str], *, home: Path, env: dict[str, str]) -> Result:
+    """`run_installed`, with the CLI's cluster seam on the async API (`python -m tests.e2e.async_wmap`)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.e2e.async_wmap", *args],
+        capture_output=True,
+        text=True,
+        env=clean_env(home, env),
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+    return Result(done.returncode, done.stdout, done.stderr)
 
 
 def make_wmap(api_server: ApiServer, tmp_path: Path) -> Wmap:

@@ -13,26 +13,51 @@ the request.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from workload_map._version import __version__
-from workload_map.cluster.errors import (
-    ApiError,
-    ClusterError,
-    Conflict,
-    Forbidden,
-    KubeconfigError,
-    NotFound,
-    Unauthorized,
-    Unreachable,
+from workload_map.cluster.core import (
+    DEFAULT_CHUNK_SIZE,
+    JSON,
+    MERGE_PATCH,
+    METADATA_LIST,
+    Call,
+    Gather,
+    ListResult,
+    Op,
+    Operation,
+    drive,
+    interpret,
+    list_op,
+    list_pages_op,
+    merge_patch_op,
+    one_line,
+    status_message,
+    transport_errors,
+    transport_failure,
+    transport_reason,
 )
+from workload_map.cluster.errors import ClusterError, KubeconfigError
+
+T = TypeVar("T")
+
+__all__ = [
+    "DEFAULT_CHUNK_SIZE",
+    "JSON",
+    "MERGE_PATCH",
+    "METADATA_LIST",
+    "USER_AGENT",
+    "ApiClient",
+    "ListResult",
+    "Operation",
+    "RequestRecord",
+]
 
 if TYPE_CHECKING:
     import httpx2 as http
@@ -41,15 +66,15 @@ if TYPE_CHECKING:
     from workload_map.cluster.kubeconfig import KubeContext
 
 USER_AGENT = f"wmap/{__version__}"
-JSON = "application/json"
-METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
-MERGE_PATCH = "application/merge-patch+json"
-DEFAULT_CHUNK_SIZE = 500
 _EXEC_API_VERSIONS = (
     "client.authentication.k8s.io/v1",
     "client.authentication.k8s.io/v1beta1",
     "client.authentication.k8s.io/v1alpha1",
 )
+# the sans-I/O core's names, kept importable from here
+_one_line = one_line
+_status_message = status_message
+_transport_reason = transport_reason
 
 
 @dataclass(frozen=True)
@@ -81,35 +106,76 @@ def _size_text(size: int) -> str:
     return f"{size} B"
 
 
-@dataclass(frozen=True)
-class Operation:
-    """What a request does, in words, for error messages: `list`, `pytorchjobs.kubeflow.org`, namespace `x`."""
+def http_settings(context: KubeContext, user_agent: str) -> tuple[Any, dict[str, Any]]:
+    """lightkube's HTTP module and the keyword arguments of its `Client` / `AsyncClient` for `context` (TLS,
+    credentials, timeout, user agent): one recipe for the sync and the async shell. `auth` is the sync form; an
+    exec plugin's is an `ExecCredentialAuth` (the async shell wraps it)."""
+    from lightkube.config import client_adapter
+    from lightkube.config.models import User
 
-    verb: str
-    resource: str
-    namespace: str | None = None
-    name: str | None = None
+    http_mod: Any = getattr(client_adapter, "httpx")  # httpx2 for lightkube >= 1.0, httpx before  # noqa: B009
+    config = context.config
+    user = config.user or User()
+    try:
+        verify = client_adapter.verify_cluster(config.cluster, user, config.abs_file, trust_env=True)
+        if user.exec is not None:
+            auth: Any = exec_credential_auth(user.exec, http_mod)
+        else:
+            auth = client_adapter.user_auth(user)
+    except ClusterError:
+        raise
+    except Exception as exc:  # lightkube's ConfigError, ssl errors from bad CA or key data
+        raise KubeconfigError(f"{context.where} cannot be used: {one_line(exc)}") from None
+    return http_mod, {
+        "base_url": context.server,
+        "verify": verify,
+        "auth": auth,
+        "timeout": http_mod.Timeout(context.request_timeout),
+        "headers": {"User-Agent": user_agent},
+        "trust_env": True,
+    }
 
-    @property
-    def target(self) -> str:
-        what = f"{self.resource} {self.name}" if self.name else self.resource
-        if self.namespace:
-            return f"{what} in namespace {self.namespace}"
-        return what
+
+def invalid_server(context: KubeContext, exc: BaseException) -> KubeconfigError:
+    return KubeconfigError(
+        f"the server URL {context.server!r} is not valid: {one_line(exc)}",
+        hint=f"the server comes from {context.server_source}",
+    )
 
 
-@dataclass
-class ListResult:
-    """The items of a (possibly paged) LIST, the list's kind and resourceVersion, and how many pages it took."""
+class Recorder:
+    """The request log both shells keep (`requests`, and `log` for `--debug`). Thread-safe."""
 
-    items: list[dict[str, Any]]
-    kind: str = ""
-    resource_version: str = ""
-    pages: int = 0
+    def __init__(self, context: KubeContext, log: Callable[[str], None] | None) -> None:
+        self.context = context
+        self.server = context.server
+        self.log = log
+        self.requests: list[RequestRecord] = []
+        self._lock = threading.Lock()
+
+    def _record(self, record: RequestRecord) -> None:
+        with self._lock:
+            self.requests.append(record)
+        if self.log is not None:
+            self.log(record.line)
+
+    def _failed(self, call: Call, exc: BaseException, http_mod: Any, start: float) -> ClusterError:
+        reason, error = transport_failure(self.context, call, exc, http_mod)
+        self._record(RequestRecord(call.method, call.path, call.query, None, time.perf_counter() - start, 0, reason))
+        return error
+
+    def _answered(self, call: Call, status: int, content: bytes, content_type: str | None, start: float) -> Any:
+        self._record(
+            RequestRecord(call.method, call.path, call.query, status, time.perf_counter() - start, len(content))
+        )
+        return interpret(self.context, call, status, content, content_type)
 
 
-class ApiClient:
-    """Requests to one API server as one user (see the module docstring). Thread-safe; close it when done."""
+class ApiClient(Recorder):
+    """Requests to one API server as one user (see the module docstring). Thread-safe; close it when done.
+
+    The blocking shell over the sans-I/O core (`workload_map.cluster.core`): `send(call)` is its only I/O, `run(op)`
+    drives an operation (`Gather`: a thread pool)."""
 
     def __init__(
         self,
@@ -119,46 +185,14 @@ class ApiClient:
         user_agent: str = USER_AGENT,
         transport: Any = None,
     ) -> None:
-        from lightkube.config import client_adapter
-
-        http_mod: Any = getattr(client_adapter, "httpx")  # httpx2 for lightkube >= 1.0, httpx before  # noqa: B009
-        self.context = context
-        self.server = context.server
-        self.log = log
-        self.requests: list[RequestRecord] = []
-        self._lock = threading.Lock()
+        super().__init__(context, log)
+        http_mod, settings = http_settings(context, user_agent)
         self._http_errors = http_mod
-        from lightkube.config.models import User
-
-        config = context.config
-        user = config.user or User()
+        self._timeout = context.request_timeout
         try:
-            verify = client_adapter.verify_cluster(config.cluster, user, config.abs_file, trust_env=True)
-            if user.exec is not None:
-                auth: Any = exec_credential_auth(user.exec, http_mod)
-            else:
-                auth = client_adapter.user_auth(user)
-        except ClusterError:
-            raise
-        except Exception as exc:  # lightkube's ConfigError, ssl errors from bad CA or key data
-            raise KubeconfigError(f"{context.where} cannot be used: {_one_line(exc)}") from None
-        timeout = context.request_timeout
-        self._timeout = timeout
-        try:
-            self._http: http.Client = http_mod.Client(
-                base_url=self.server,
-                verify=verify,
-                auth=auth,
-                timeout=http_mod.Timeout(timeout),
-                headers={"User-Agent": user_agent},
-                trust_env=True,
-                transport=transport,
-            )
+            self._http: http.Client = http_mod.Client(**settings, transport=transport)
         except (http_mod.InvalidURL, ValueError) as exc:
-            raise KubeconfigError(
-                f"the server URL {self.server!r} is not valid: {_one_line(exc)}",
-                hint=f"the server comes from {context.server_source}",
-            ) from None
+            raise invalid_server(context, exc) from None
 
     # --- lifecycle --------------------------------------------------------------------------------------------
 
@@ -173,6 +207,38 @@ class ApiClient:
 
     # --- requests ---------------------------------------------------------------------------------------------
 
+    def send(self, call: Call) -> Any:
+        """Send one request and return the decoded JSON body; raise a `ClusterError` for any failure."""
+        start = time.perf_counter()
+        try:
+            response = self._http.request(
+                call.method, call.path, params=dict(call.params or {}), headers=call.headers, content=call.body
+            )
+        except transport_errors(self._http_errors) as exc:
+            raise self._failed(call, exc, self._http_errors, start) from None
+        return self._answered(call, response.status_code, response.content, response.headers.get("content-type"), start)
+
+    def handle(self, need: Any) -> Any:
+        """Answer one need of an operation: a `Call` (sent), a `Gather` (sent from a thread pool)."""
+        if isinstance(need, Call):
+            return self.send(need)
+        if isinstance(need, Gather):
+            from concurrent.futures import ThreadPoolExecutor
+
+            def one(call: Call) -> Any:
+                try:
+                    return self.send(call)
+                except ClusterError as exc:
+                    return exc
+
+            with ThreadPoolExecutor(max_workers=max(1, need.limit)) as pool:
+                return list(pool.map(one, need.calls))
+        raise TypeError(f"ApiClient cannot answer {type(need).__name__}")
+
+    def run(self, op: Op[T]) -> T:
+        """Drive an operation of the core to its result."""
+        return drive(op, self.handle)
+
     def request(
         self,
         method: str,
@@ -185,52 +251,7 @@ class ApiClient:
         content_type: str | None = None,
     ) -> Any:
         """Send one request and return the decoded JSON body; raise a `ClusterError` for any failure."""
-        import msgspec
-
-        headers = {"Accept": accept}
-        if content_type:
-            headers["Content-Type"] = content_type
-        query = "&".join(f"{k}={v}" for k, v in (params or {}).items())
-        start = time.perf_counter()
-        http_mod = self._http_errors
-        try:
-            response = self._http.request(method, path, params=dict(params or {}), headers=headers, content=body)
-        except http_mod.TimeoutException:
-            self._record(RequestRecord(method, path, query, None, time.perf_counter() - start, 0, "timeout"))
-            limit = f"{self._timeout:g}s" if self._timeout else "the timeout"
-            raise Unreachable(
-                f"no answer from {self.server} within {limit} ({method} {path})",
-                hint="check that the cluster is up and reachable, or raise --request-timeout",
-            ) from None
-        except (http_mod.InvalidURL, http_mod.UnsupportedProtocol) as exc:
-            self._record(RequestRecord(method, path, query, None, time.perf_counter() - start, 0, "invalid URL"))
-            raise KubeconfigError(
-                f"the server URL {self.server!r} is not valid: {_one_line(exc)}",
-                hint=f"the server comes from {self.context.server_source}",
-            ) from None
-        except http_mod.TransportError as exc:
-            reason = _transport_reason(exc)
-            self._record(RequestRecord(method, path, query, None, time.perf_counter() - start, 0, reason))
-            raise Unreachable(
-                f"cannot reach {self.server}: {reason} (check --context/--kubeconfig)",
-                hint=f"the server comes from {self.context.server_source}",
-            ) from None
-        content = response.content
-        self._record(
-            RequestRecord(method, path, query, response.status_code, time.perf_counter() - start, len(content))
-        )
-        if response.status_code >= 400:
-            raise self._status_error(response.status_code, content, op, method, path)
-        if not content:
-            return {}
-        try:
-            return msgspec.json.decode(content)
-        except msgspec.DecodeError:
-            raise ApiError(
-                f"{method} {path}: the server answered {response.status_code} with something that is not JSON "
-                f"({response.headers.get('content-type', 'no content type')})",
-                status=response.status_code,
-            ) from None
+        return self.send(Call(method, path, op=op, params=params, accept=accept, body=body, content_type=content_type))
 
     def get(
         self,
@@ -240,7 +261,7 @@ class ApiClient:
         params: Mapping[str, str] | None = None,
         accept: str = JSON,
     ) -> Any:
-        return self.request("GET", path, op=op, params=params, accept=accept)
+        return self.send(Call("GET", path, op=op, params=params, accept=accept))
 
     def list_pages(
         self,
@@ -252,18 +273,18 @@ class ApiClient:
         accept: str = JSON,
     ) -> Iterator[dict[str, Any]]:
         """Each page of a LIST (`limit=chunk_size`, following `continue` until it runs out; 0: one request)."""
-        query = dict(params or {})
-        if chunk_size > 0:
-            query["limit"] = str(chunk_size)
-        while True:
-            page = self.get(path, op=op, params=query, accept=accept)
-            if not isinstance(page, dict):
-                raise ApiError(f"GET {path}: the server answered a list that is not an object", status=200)
-            yield page
-            token = (page.get("metadata") or {}).get("continue")
-            if not token or chunk_size <= 0:
+        pages: list[dict[str, Any]] = []
+        steps = list_pages_op(path, op=op, params=params, chunk_size=chunk_size, accept=accept, page=pages.append)
+        value: Any = None
+        while True:  # lazily: a page is yielded before the next is requested
+            try:
+                call = steps.send(value)
+            except StopIteration:
+                yield from pages
                 return
-            query["continue"] = token
+            yield from pages
+            pages.clear()
+            value = self.send(call)
 
     def list(
         self,
@@ -275,14 +296,7 @@ class ApiClient:
         accept: str = JSON,
     ) -> ListResult:
         """Every item of a paged LIST."""
-        result = ListResult(items=[])
-        for page in self.list_pages(path, op=op, params=params, chunk_size=chunk_size, accept=accept):
-            result.pages += 1
-            items = page.get("items") or []
-            result.items.extend(item for item in items if isinstance(item, dict))
-            result.kind = str(page.get("kind") or result.kind)
-            result.resource_version = str((page.get("metadata") or {}).get("resourceVersion") or "")
-        return result
+        return self.run(list_op(path, op=op, params=params, chunk_size=chunk_size, accept=accept))
 
     def merge_patch(
         self,
@@ -294,101 +308,7 @@ class ApiClient:
         field_manager: str = "wmap",
     ) -> dict[str, Any]:
         """PATCH with `application/merge-patch+json`; `dry_run` sends `dryRun=All` (validated, not stored)."""
-        params = {"fieldManager": field_manager}
-        if dry_run:
-            params["dryRun"] = "All"
-        body = json.dumps(patch).encode()
-        result = self.request("PATCH", path, op=op, params=params, body=body, content_type=MERGE_PATCH)
-        return result if isinstance(result, dict) else {}
-
-    # --- bookkeeping ------------------------------------------------------------------------------------------
-
-    def _record(self, record: RequestRecord) -> None:
-        with self._lock:
-            self.requests.append(record)
-        if self.log is not None:
-            self.log(record.line)
-
-    def _status_error(self, status: int, content: bytes, op: Operation | None, method: str, path: str) -> ApiError:
-        message, reason = _status_message(content)
-        if status == 401:
-            who = f'user "{self.context.user_name}"' if self.context.user_name else "these credentials"
-            return Unauthorized(
-                f"{self.server} does not accept the credentials of {who} (401 Unauthorized)",
-                status=401,
-                reason="Unauthorized",
-                hint=f"log in again, or check {self.context.where}",
-            )
-        if status == 403:
-            user_match = re.search(r'User "([^"]*)"', message)
-            user = user_match.group(1) if user_match else self.context.user_name
-            text = f"not allowed to {op.verb} {op.target}" if op is not None else f"not allowed: {method} {path}"
-            if user:
-                text += f" (as user {user})"
-            return Forbidden(
-                text,
-                verb=op.verb if op else method.lower(),
-                resource=op.resource if op else path,
-                namespace=op.namespace if op else None,
-                user=user,
-                hint="ask a cluster administrator for that permission (RBAC)",
-            )
-        if status == 404:
-            return NotFound(message or f"{method} {path}: not found")
-        if status == 409:
-            return Conflict(message or f"{method} {path}: conflict")
-        what = f" to {op.verb} {op.target}" if op else f" to {method} {path}"
-        detail = f": {message}" if message else ""
-        return ApiError(
-            f"the API server answered {status}{' ' + reason if reason else ''}{what}{detail}",
-            status=status,
-            reason=reason,
-        )
-
-
-def _status_message(content: bytes) -> tuple[str, str]:
-    """The `message` and `reason` of a `Status` body ("" when the body is not one)."""
-    try:
-        body = json.loads(content)
-    except ValueError:
-        text = content.decode("utf-8", "replace").strip()
-        return _one_line(text)[:300], ""
-    if isinstance(body, dict):
-        return _one_line(str(body.get("message") or "")), str(body.get("reason") or "")
-    return "", ""
-
-
-def _one_line(value: object) -> str:
-    return " ".join(str(value).split())
-
-
-_ERRNO_TEXT = {
-    "111": "connection refused",
-    "113": "no route to host",
-    "101": "network is unreachable",
-    "110": "connection timed out",
-    "104": "connection reset by peer",
-    "-2": "name or service not known",
-    "-3": "temporary failure in name resolution",
-    "-5": "no address associated with hostname",
-}
-
-
-def _transport_reason(exc: BaseException) -> str:
-    """`connection refused`, `certificate verify failed: ...`: the cause of a transport error, in words."""
-    text = _one_line(exc)
-    match = re.search(r"\[Errno (-?\d+)\]\s*(.*)", text)
-    if match:
-        return _ERRNO_TEXT.get(match.group(1), match.group(2).lower() or text)
-    lowered = text.lower()
-    if "certificate verify failed" in lowered:
-        detail = re.search(r"certificate verify failed: ([^(]*)", text)
-        return "TLS certificate verify failed" + (f": {detail.group(1).strip()}" if detail else "")
-    if "ssl" in lowered or "tls" in lowered:
-        return f"TLS handshake failed: {text}"
-    if "connection refused" in lowered:
-        return "connection refused"
-    return text or type(exc).__name__
+        return self.run(merge_patch_op(path, patch, op=op, dry_run=dry_run, field_manager=field_manager))
 
 
 # --- exec credential plugins ------------------------------------------------------------------------------------
@@ -449,7 +369,7 @@ def run_exec_plugin_with_expiry(spec: UserExec) -> tuple[str, float | None]:
     try:
         done = subprocess.run(command, env=env, capture_output=True, timeout=120, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise KubeconfigError(f"exec credential plugin {spec.command!r} failed: {_one_line(exc)}") from None
+        raise KubeconfigError(f"exec credential plugin {spec.command!r} failed: {one_line(exc)}") from None
     if done.returncode != 0:
         err = _one_line(done.stderr.decode("utf-8", "replace"))[:300]
         raise KubeconfigError(f"exec credential plugin {spec.command!r} exited with {done.returncode}: {err}")

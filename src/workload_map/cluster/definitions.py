@@ -20,6 +20,7 @@ from workload_map.cluster.errors import ClusterError, Forbidden, NotFound
 
 if TYPE_CHECKING:
     from workload_map.cluster.client import ApiClient
+    from workload_map.cluster.core import Op
     from workload_map.model import Karta
 
 KARTAS_PATH = "/apis/run.ai/v1alpha1/kartas"
@@ -63,12 +64,12 @@ def parse_cluster_kartas(items: list[dict[str, Any]]) -> ClusterDefinitions:
     return result
 
 
-def load_cluster_definitions(client: ApiClient, *, chunk_size: int = 500) -> ClusterDefinitions:
-    """LIST the cluster's Karta objects (see the module docstring); never raises a `ClusterError`."""
-    from workload_map.cluster.client import Operation
+def definitions_op(*, chunk_size: int = 500) -> Op[ClusterDefinitions]:
+    """LIST the cluster's Karta objects (see the module docstring); never raises a `ClusterError`. Sans-I/O."""
+    from workload_map.cluster.core import Operation, list_op
 
     try:
-        listed = client.list(KARTAS_PATH, op=Operation("list", KARTA_RESOURCE), chunk_size=chunk_size)
+        listed = yield from list_op(KARTAS_PATH, op=Operation("list", KARTA_RESOURCE), chunk_size=chunk_size)
     except NotFound:
         return ClusterDefinitions(
             notes=[f"the {KARTA_RESOURCE} CRD is not installed; using the built-in and local definitions only"],
@@ -97,6 +98,11 @@ def load_cluster_definitions(client: ApiClient, *, chunk_size: int = 500) -> Clu
     result = parse_cluster_kartas(listed.items)
     result.notes.append(f"{len(result.definitions)} Karta definition(s) from the cluster")
     return result
+
+
+def load_cluster_definitions(client: ApiClient, *, chunk_size: int = 500) -> ClusterDefinitions:
+    """`definitions_op` over a blocking client."""
+    return client.run(definitions_op(chunk_size=chunk_size))
 
 
 class ClusterDefinitionSource:

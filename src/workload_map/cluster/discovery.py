@@ -19,11 +19,11 @@ import re
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workload_map.cluster.core import Call, Gather, Op, Operation
 from workload_map.cluster.errors import ApiError
 
 if TYPE_CHECKING:
@@ -283,24 +283,27 @@ def write_cache(path: Path, server: str, document: DiscoveryDocument) -> None:
 # --- fetching ---------------------------------------------------------------------------------------------------
 
 
-def fetch(client: ApiClient) -> DiscoveryDocument:
-    """Discovery from the server: 2 requests with aggregated discovery, else 2 + one per group version."""
-    from workload_map.cluster.client import Operation
-
-    core = client.get("/api", accept=AGGREGATED_ACCEPT, op=Operation("discover", "the core API group"))
-    groups = client.get("/apis", accept=AGGREGATED_ACCEPT, op=Operation("discover", "the API groups"))
+def fetch_op() -> Op[DiscoveryDocument]:
+    """Discovery from the server: 2 requests with aggregated discovery, else 2 + one per group version (sent
+    concurrently, `LEGACY_WORKERS` at a time). Sans-I/O: run it with a shell (`ApiClient.run`)."""
+    core = yield Call("GET", "/api", op=Operation("discover", "the core API group"), accept=AGGREGATED_ACCEPT)
+    groups = yield Call("GET", "/apis", op=Operation("discover", "the API groups"), accept=AGGREGATED_ACCEPT)
     if _is_aggregated(core) and _is_aggregated(groups):
         return DiscoveryDocument.from_aggregated(core, groups)
-    return _fetch_legacy(client, core, groups)
+    return (yield from legacy_op(core, groups))
+
+
+def fetch(client: ApiClient) -> DiscoveryDocument:
+    """`fetch_op` over a blocking client."""
+    return client.run(fetch_op())
 
 
 def _is_aggregated(document: Any) -> bool:
     return isinstance(document, dict) and document.get("kind") == "APIGroupDiscoveryList"
 
 
-def _fetch_legacy(client: ApiClient, core: Any, groups: Any) -> DiscoveryDocument:
-    from workload_map.cluster.client import Operation
-
+def legacy_op(core: Any, groups: Any) -> Op[DiscoveryDocument]:
+    """Per-group-version discovery after the legacy `/api` and `/apis` answers."""
     group_versions: dict[str, list[str]] = {}
     if isinstance(core, dict):
         group_versions[""] = [str(v) for v in core.get("versions") or []]
@@ -315,55 +318,72 @@ def _fetch_legacy(client: ApiClient, core: Any, groups: Any) -> DiscoveryDocumen
                 versions.insert(0, preferred)
             group_versions[name] = versions
     wanted = [(g, v) for g, versions in group_versions.items() for v in versions]
-
-    def read(group_version: tuple[str, str]) -> tuple[tuple[str, str], Mapping[str, Any] | None]:
-        group, version = group_version
-        path = f"/apis/{group}/{version}" if group else f"/api/{version}"
-        try:
-            answer = client.get(path, op=Operation("discover", f"{group or 'core'}/{version}"))
-        except ApiError:  # a broken aggregated API (e.g. metrics-server down) must not hide the rest
-            return group_version, None
-        return group_version, answer if isinstance(answer, dict) else None
-
+    calls = tuple(
+        Call(
+            "GET",
+            f"/apis/{group}/{version}" if group else f"/api/{version}",
+            op=Operation("discover", f"{group or 'core'}/{version}"),
+        )
+        for group, version in wanted
+    )
+    answers = yield Gather(calls, limit=LEGACY_WORKERS)
     lists: dict[tuple[str, str], Mapping[str, Any]] = {}
-    with ThreadPoolExecutor(max_workers=LEGACY_WORKERS) as pool:
-        for key, answer in pool.map(read, wanted):
-            if answer is not None:
-                lists[key] = answer
+    for key, answer in zip(wanted, answers, strict=True):
+        if isinstance(answer, ApiError):  # a broken aggregated API (e.g. metrics-server down) must not hide the rest
+            continue
+        if isinstance(answer, BaseException):  # unreachable, timed out: fails the discovery
+            raise answer
+        if isinstance(answer, dict):
+            lists[key] = answer
     return DiscoveryDocument.from_legacy(group_versions, lists)
 
 
-class Discovery:
-    """Discovery for one server: from the disk cache when fresh, else from the server (then cached)."""
+def _fetch_legacy(client: ApiClient, core: Any, groups: Any) -> DiscoveryDocument:
+    return client.run(legacy_op(core, groups))
 
-    def __init__(self, client: ApiClient, cache_dir: Path | None = None, ttl: float = DEFAULT_TTL) -> None:
-        self.client = client
-        self.cache_path = cache_file(cache_dir, client.server) if cache_dir is not None else None
+
+class DiscoveryCache:
+    """The state both shells share: the document in hand, where it came from, and the disk cache."""
+
+    def __init__(self, server: str, cache_dir: Path | None = None, ttl: float = DEFAULT_TTL) -> None:
+        self.server = server
+        self.cache_path = cache_file(cache_dir, server) if cache_dir is not None else None
         self.ttl = ttl
         self._document: DiscoveryDocument | None = None
         self.from_cache = False
 
-    def document(self) -> DiscoveryDocument:
-        if self._document is None:
-            if self.cache_path is not None:
-                cached = read_cache(self.cache_path, self.client.server, self.ttl)
-                if cached is not None:
-                    self._document, self.from_cache = cached, True
-                    return cached
-            self._document = self._fetch()
+    def current(self) -> DiscoveryDocument | None:
+        """The document in hand, or a fresh one from the disk cache (None: read the server)."""
+        if self._document is None and self.cache_path is not None:
+            cached = read_cache(self.cache_path, self.server, self.ttl)
+            if cached is not None:
+                self._document, self.from_cache = cached, True
         return self._document
+
+    def needs_refresh(self) -> bool:
+        """A re-read can tell something new only when the document came from the cache (or there is none)."""
+        return self._document is None or self.from_cache
+
+    def store(self, document: DiscoveryDocument) -> DiscoveryDocument:
+        self._document, self.from_cache = document, False
+        if self.cache_path is not None:
+            write_cache(self.cache_path, self.server, document)
+        return document
+
+
+class Discovery(DiscoveryCache):
+    """Discovery for one server: from the disk cache when fresh, else from the server (then cached)."""
+
+    def __init__(self, client: ApiClient, cache_dir: Path | None = None, ttl: float = DEFAULT_TTL) -> None:
+        super().__init__(client.server, cache_dir, ttl)
+        self.client = client
+
+    def document(self) -> DiscoveryDocument:
+        return self.current() or self.store(fetch(self.client))
 
     def refresh(self) -> DiscoveryDocument | None:
         """Re-read from the server when the current document came from the cache; None when it is already fresh
         (a second read would say the same)."""
-        if self._document is not None and not self.from_cache:
+        if not self.needs_refresh():
             return None
-        self._document = self._fetch()
-        return self._document
-
-    def _fetch(self) -> DiscoveryDocument:
-        document = fetch(self.client)
-        self.from_cache = False
-        if self.cache_path is not None:
-            write_cache(self.cache_path, self.client.server, document)
-        return document
+        return self.store(fetch(self.client))

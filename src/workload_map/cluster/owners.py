@@ -17,16 +17,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from workload_map.cluster.core import Op, drive
 from workload_map.cluster.errors import ApiError, ClusterError, NotFound
 
 if TYPE_CHECKING:
     from workload_map.cluster.client import ApiClient
-    from workload_map.cluster.discovery import DiscoveryDocument
+    from workload_map.cluster.discovery import APIResource, DiscoveryDocument
     from workload_map.pods import OwnerIndex
 
 MAX_HOPS = 6
+T = TypeVar("T")
 
 
 def group_of(api_version: str) -> str:
@@ -77,6 +79,51 @@ class OwnerListing:
     served: bool = True
 
 
+@dataclass(frozen=True)
+class Owners:
+    """The need of an owner walk: the objects these (namespace, ownerReference) pairs name, answered with a list of
+    (object or None, its `OwnerListing`) in order, by an owner loader (sync or async)."""
+
+    pairs: tuple[tuple[str, Mapping[str, Any]], ...]
+
+
+def listing_key(
+    document: DiscoveryDocument, group: str, kind: str, namespace: str, all_namespaces: bool
+) -> tuple[tuple[str, str, str], APIResource] | None:
+    """The cache key (group, kind, scope) of the owner list that holds `kind` objects for `namespace`, and the
+    resource to list; None when the kind is not served."""
+    resource = document.preferred(group, kind)
+    if resource is None:
+        return None
+    scope = "" if (all_namespaces or not resource.namespaced) else namespace
+    return (group, kind, scope), resource
+
+
+def listing_op(kind: str, resource: APIResource, scope: str, chunk_size: int) -> Op[OwnerListing]:
+    """One metadata LIST of owners, or why there is none (sans-I/O)."""
+    from workload_map.cluster.core import METADATA_LIST, Operation, list_op
+
+    op = Operation("list", resource.qualified, scope or None)
+    try:
+        listed = yield from list_op(
+            resource.collection_path(scope or None), op=op, chunk_size=chunk_size, accept=METADATA_LIST
+        )
+    except NotFound:
+        return OwnerListing(kind, served=False)
+    except ApiError as exc:  # forbidden, or another answer; an unreachable server fails the command
+        return OwnerListing(kind, error=exc)
+    listing = OwnerListing(kind, items=listed.items)
+    for item in listed.items:
+        uid = uid_of(item)
+        if uid:
+            listing.by_uid[uid] = item
+    return listing
+
+
+def reference_kind(reference: Mapping[str, Any]) -> tuple[str, str]:
+    return group_of(str(reference.get("apiVersion") or "")), str(reference.get("kind") or "")
+
+
 class OwnerLoader:
     """Metadata LISTs of owner kinds, one per (group, kind, namespace) (cluster-wide with `namespace` None, and
     always for a cluster-scoped kind), cached for the run. Thread-safe."""
@@ -99,13 +146,10 @@ class OwnerLoader:
 
     def listing(self, group: str, kind: str, namespace: str) -> OwnerListing:
         """The metadata list of `kind` objects that can own something in `namespace`."""
-        from workload_map.cluster.client import METADATA_LIST, Operation
-
-        resource = self.discovery().preferred(group, kind)
-        if resource is None:
+        found = listing_key(self.discovery(), group, kind, namespace, self.all_namespaces)
+        if found is None:
             return OwnerListing(kind, served=False)
-        scope = "" if (self.all_namespaces or not resource.namespaced) else namespace
-        key = (group, kind, scope)
+        key, resource = found
         with self._guard:
             cached = self._lists.get(key)
             if cached is not None:
@@ -115,30 +159,19 @@ class OwnerLoader:
             cached = self._lists.get(key)
             if cached is not None:
                 return cached
-            op = Operation("list", resource.qualified, scope or None)
-            try:
-                listed = self.client.list(
-                    resource.collection_path(scope or None), op=op, chunk_size=self.chunk_size, accept=METADATA_LIST
-                )
-                listing = OwnerListing(kind, items=listed.items)
-                for item in listed.items:
-                    uid = uid_of(item)
-                    if uid:
-                        listing.by_uid[uid] = item
-            except NotFound:
-                listing = OwnerListing(kind, served=False)
-            except ApiError as exc:  # forbidden, or another answer; an unreachable server fails the command
-                listing = OwnerListing(kind, error=exc)
+            listing = self.client.run(listing_op(kind, resource, key[2], self.chunk_size))
             with self._guard:
                 self._lists[key] = listing
             return listing
 
     def resolve(self, namespace: str, reference: Mapping[str, Any]) -> tuple[dict[str, Any] | None, OwnerListing]:
         """The object an ownerReference names (matched by UID, so a recreated same-name object is not it)."""
-        listing = self.listing(
-            group_of(str(reference.get("apiVersion") or "")), str(reference.get("kind") or ""), namespace
-        )
+        listing = self.listing(*reference_kind(reference), namespace)
         return listing.by_uid.get(str(reference.get("uid") or "")), listing
+
+    def run(self, op: Op[T]) -> T:
+        """Drive an owner walk (`walk_op`, `top_level_op`), answering its `Owners` needs from the lists."""
+        return drive(op, lambda need: [self.resolve(namespace, ref) for namespace, ref in need.pairs])
 
     @property
     def listings(self) -> list[OwnerListing]:
@@ -157,6 +190,14 @@ def walk_pod_owners(
 ) -> tuple[OwnerIndex, list[str]]:
     """The owners that connect `pods` to the workload `root_uid` (see the module docstring), and warnings for owner
     kinds that could not be read (their pods cannot be attributed)."""
+    return loader.run(walk_op(root_uid, pods, max_hops=max_hops))
+
+
+def walk_op(
+    root_uid: str, pods: Iterable[Mapping[str, Any]], *, max_hops: int = MAX_HOPS
+) -> Op[tuple[OwnerIndex, list[str]]]:
+    """`walk_pod_owners` sans I/O: each level's owners are one `Owners` need (an async loader reads them
+    concurrently)."""
     from workload_map.pods import OwnerIndex
 
     index = OwnerIndex()
@@ -186,8 +227,8 @@ def walk_pod_owners(
         if not wanted:
             break
         frontier = []
-        for uid, ref in wanted.items():
-            owner, listing = loader.resolve(namespaces[uid], ref)
+        answers = yield Owners(tuple((namespaces[uid], ref) for uid, ref in wanted.items()))
+        for (uid, ref), (owner, listing) in zip(wanted.items(), answers, strict=True):
             if listing.error is not None:
                 message = _forbidden_warning(listing, "pods owned through them are not attributed to the workload")
                 if message not in warnings:
@@ -215,6 +256,13 @@ def top_level(
     max_hops: int = MAX_HOPS,
 ) -> TopLevelResult:
     """Keep the objects whose controller chain reaches no covered (group, kind). `objects` are (Kind, object)."""
+    return loader.run(top_level_op(objects, covered, max_hops=max_hops))
+
+
+def top_level_op(
+    objects: Iterable[tuple[str, dict[str, Any]]], covered: set[tuple[str, str]], *, max_hops: int = MAX_HOPS
+) -> Op[TopLevelResult]:
+    """`top_level` sans I/O (one `Owners` need per link climbed)."""
     kept: list[dict[str, Any]] = []
     warnings: list[str] = []
     hidden = 0
@@ -225,11 +273,11 @@ def top_level(
         for _ in range(max_hops):
             if reference is None:
                 break
-            group_kind = (group_of(str(reference.get("apiVersion") or "")), str(reference.get("kind") or ""))
+            group_kind = reference_kind(reference)
             if group_kind in covered:
                 verdict = "hidden"
                 break
-            owner, listing = loader.resolve(namespace, reference)
+            ((owner, listing),) = yield Owners(((namespace, reference),))
             if listing.error is not None:
                 warnings.append(
                     f"listing {kind}/{name_of(obj)}, though it may belong to another workload: {listing.error.message}"

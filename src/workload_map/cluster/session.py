@@ -20,14 +20,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from workload_map.cluster.client import DEFAULT_CHUNK_SIZE, USER_AGENT, ApiClient, ListResult, Operation
+from workload_map.cluster.core import Call, Op, drive, list_op, merge_patch_op
 from workload_map.cluster.definitions import ClusterDefinitions, load_cluster_definitions
 from workload_map.cluster.discovery import Discovery, DiscoveryDocument, default_cache_dir
 from workload_map.cluster.errors import ApiError, NotFound, NotServed, TypeNotCovered, WorkloadNotFound
 from workload_map.cluster.kubeconfig import ConnectionSettings, KubeContext, load_context
-from workload_map.cluster.owners import OwnerLoader, walk_pod_owners
+from workload_map.cluster.owners import OwnerLoader, Owners, walk_op
 from workload_map.cluster.typetokens import ResolvedType, resolve_type
 
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from workload_map.jq import EvaluationPolicy
     from workload_map.pods import OwnerIndex
     from workload_map.resolve import Workload
+
+T = TypeVar("T")
 
 
 def _typed(items: list[dict[str, Any]], api_version: str, kind: str) -> list[dict[str, Any]]:
@@ -147,24 +150,11 @@ class Cluster:
     def resolve_type(self, token: str, registry: DefinitionRegistry) -> ResolvedType:
         """Resolve a TYPE token through discovery and the definitions; a cached discovery that does not serve the
         type is re-read once first (a CRD installed since the cache was written)."""
-        try:
-            resolved = resolve_type(token, self.discovery.document(), registry)
-        except TypeNotCovered:
-            fresh = self.discovery.refresh()
-            if fresh is None:
-                raise
-            return resolve_type(token, fresh, registry)
-        if resolved.resource is None:
-            fresh = self.discovery.refresh()
-            if fresh is not None:
-                return resolve_type(token, fresh, registry)
-        return resolved
+        return self.run(resolve_type_op(token, registry))
 
     def served(self, rtype: ResolvedType) -> APIResource:
         """The resource to read the type through; `NotServed` when its CRD is not installed."""
-        if rtype.resource is None:
-            raise NotServed(rtype.kind, group=rtype.group)
-        return rtype.resource
+        return served(rtype)
 
     # --- reads ------------------------------------------------------------------------------------------------
 
@@ -177,45 +167,16 @@ class Cluster:
         chunk_size: int | None = None,
     ) -> ListResult:
         """Every object of the type in `namespace` (None: all namespaces), paged. `NotServed` when not installed."""
-        resource = self.served(rtype)
-        scope = namespace if resource.namespaced else None
-        params = {"labelSelector": selector} if selector else None
-        op = Operation("list", resource.qualified, scope)
-        try:
-            listed = self.client.list(
-                resource.collection_path(scope),
-                op=op,
-                params=params,
-                chunk_size=self.chunk_size if chunk_size is None else chunk_size,
-            )
-        except NotFound:  # the CRD went away after discovery
-            raise NotServed(rtype.kind, group=rtype.group) from None
-        _typed(listed.items, resource.api_version, resource.kind)
-        return listed
+        size = self.chunk_size if chunk_size is None else chunk_size
+        return self.run(list_objects_op(rtype, namespace=namespace, selector=selector, chunk_size=size))
 
     def get_object(self, rtype: ResolvedType, name: str, *, namespace: str | None) -> dict[str, Any]:
         """One object by name; `WorkloadNotFound` when it does not exist, `NotServed` when the type is not served."""
-        resource = self.served(rtype)
-        scope = namespace if resource.namespaced else None
-        op = Operation("get", resource.qualified, scope, name)
-        try:
-            obj = self.client.get(resource.object_path(name, scope), op=op)
-        except NotFound:
-            where = f" in namespace {scope}" if scope else ""
-            raise WorkloadNotFound(f'{rtype.kind} "{name}" not found{where}') from None
-        if not isinstance(obj, dict):
-            raise ApiError(f"GET {resource.object_path(name, scope)}: not an object", status=200)
-        return obj
+        return self.run(get_object_op(rtype, name, namespace=namespace))
 
     def list_pods(self, namespace: str | None, *, chunk_size: int | None = None) -> list[dict[str, Any]]:
         """Every pod of a namespace (None: of the cluster), paged: one LIST per page."""
-        path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
-        pods = self.client.list(
-            path,
-            op=Operation("list", "pods", namespace),
-            chunk_size=self.chunk_size if chunk_size is None else chunk_size,
-        ).items
-        return _typed(pods, "v1", "Pod")
+        return self.run(list_pods_op(namespace, chunk_size=self.chunk_size if chunk_size is None else chunk_size))
 
     def owner_loader(self, *, all_namespaces: bool = False) -> OwnerLoader:
         return OwnerLoader(
@@ -229,15 +190,7 @@ class Cluster:
 
         A bare Pod is its own only pod (no pod LIST). `obj` skips the GET when the caller already has the object.
         """
-        found = dict(obj) if obj is not None else self.get_object(rtype, name, namespace=namespace)
-        metadata = found.get("metadata") or {}
-        root_uid = str(metadata.get("uid") or "")
-        if rtype.group == "" and rtype.kind == "Pod":
-            pods = [found]
-        else:
-            pods = self.list_pods(str(metadata.get("namespace") or "") or None)
-        owners, warnings = walk_pod_owners(self.owner_loader(), root_uid, pods)
-        return LiveWorkload(object=found, type=rtype, pods=pods, owners=owners, warnings=warnings)
+        return self.run(fetch_workload_op(rtype, name, namespace=namespace, obj=obj, chunk_size=self.chunk_size))
 
     # --- writes -----------------------------------------------------------------------------------------------
 
@@ -251,11 +204,122 @@ class Cluster:
         dry_run: bool = False,
     ) -> dict[str, Any]:
         """A JSON merge patch of one object (`dry_run`: the server validates it and stores nothing)."""
-        resource = self.served(rtype)
-        scope = namespace if resource.namespaced else None
-        op = Operation("patch", resource.qualified, scope, name)
-        try:
-            return self.client.merge_patch(resource.object_path(name, scope), patch, op=op, dry_run=dry_run)
-        except NotFound:
-            where = f" in namespace {scope}" if scope else ""
-            raise WorkloadNotFound(f'{rtype.kind} "{name}" not found{where}') from None
+        return self.run(merge_patch_object_op(rtype, name, patch, namespace=namespace, dry_run=dry_run))
+
+    # --- the shell ----------------------------------------------------------------------------------------------
+
+    def run(self, op: Op[T]) -> T:
+        """Drive an operation of the core: calls go to the client, `Discover` to the discovery, `Owners` to an owner
+        loader made for this operation."""
+        loader: OwnerLoader | None = None
+
+        def handle(need: Any) -> Any:
+            nonlocal loader
+            if isinstance(need, Discover):
+                return self.discovery.refresh() if need.refresh else self.discovery.document()
+            if isinstance(need, Owners):
+                loader = loader or self.owner_loader()
+                return [loader.resolve(namespace, ref) for namespace, ref in need.pairs]
+            return self.client.handle(need)
+
+        return drive(op, handle)
+
+
+# --- the operations both shells run (sans-I/O) ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Discover:
+    """The need for the discovery document (`refresh`: re-read it; answered None when it is already fresh)."""
+
+    refresh: bool = False
+
+
+def served(rtype: ResolvedType) -> APIResource:
+    """The resource to read the type through; `NotServed` when its CRD is not installed."""
+    if rtype.resource is None:
+        raise NotServed(rtype.kind, group=rtype.group)
+    return rtype.resource
+
+
+def resolve_type_op(token: str, registry: DefinitionRegistry) -> Op[ResolvedType]:
+    document = yield Discover()
+    try:
+        resolved = resolve_type(token, document, registry)
+    except TypeNotCovered:
+        fresh = yield Discover(refresh=True)
+        if fresh is None:
+            raise
+        return resolve_type(token, fresh, registry)
+    if resolved.resource is None:
+        fresh = yield Discover(refresh=True)
+        if fresh is not None:
+            return resolve_type(token, fresh, registry)
+    return resolved
+
+
+def list_objects_op(
+    rtype: ResolvedType, *, namespace: str | None, selector: str | None = None, chunk_size: int = DEFAULT_CHUNK_SIZE
+) -> Op[ListResult]:
+    resource = served(rtype)
+    scope = namespace if resource.namespaced else None
+    params = {"labelSelector": selector} if selector else None
+    op = Operation("list", resource.qualified, scope)
+    try:
+        listed = yield from list_op(resource.collection_path(scope), op=op, params=params, chunk_size=chunk_size)
+    except NotFound:  # the CRD went away after discovery
+        raise NotServed(rtype.kind, group=rtype.group) from None
+    _typed(listed.items, resource.api_version, resource.kind)
+    return listed
+
+
+def get_object_op(rtype: ResolvedType, name: str, *, namespace: str | None) -> Op[dict[str, Any]]:
+    resource = served(rtype)
+    scope = namespace if resource.namespaced else None
+    op = Operation("get", resource.qualified, scope, name)
+    try:
+        obj = yield Call("GET", resource.object_path(name, scope), op=op)
+    except NotFound:
+        where = f" in namespace {scope}" if scope else ""
+        raise WorkloadNotFound(f'{rtype.kind} "{name}" not found{where}') from None
+    if not isinstance(obj, dict):
+        raise ApiError(f"GET {resource.object_path(name, scope)}: not an object", status=200)
+    return obj
+
+
+def list_pods_op(namespace: str | None, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> Op[list[dict[str, Any]]]:
+    path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
+    listed = yield from list_op(path, op=Operation("list", "pods", namespace), chunk_size=chunk_size)
+    return _typed(listed.items, "v1", "Pod")
+
+
+def fetch_workload_op(
+    rtype: ResolvedType,
+    name: str,
+    *,
+    namespace: str | None,
+    obj: Mapping[str, Any] | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> Op[LiveWorkload]:
+    found = dict(obj) if obj is not None else (yield from get_object_op(rtype, name, namespace=namespace))
+    metadata = found.get("metadata") or {}
+    root_uid = str(metadata.get("uid") or "")
+    if rtype.group == "" and rtype.kind == "Pod":
+        pods = [found]
+    else:
+        pods = yield from list_pods_op(str(metadata.get("namespace") or "") or None, chunk_size=chunk_size)
+    owners, warnings = yield from walk_op(root_uid, pods)
+    return LiveWorkload(object=found, type=rtype, pods=pods, owners=owners, warnings=warnings)
+
+
+def merge_patch_object_op(
+    rtype: ResolvedType, name: str, patch: Mapping[str, Any], *, namespace: str | None, dry_run: bool = False
+) -> Op[dict[str, Any]]:
+    resource = served(rtype)
+    scope = namespace if resource.namespaced else None
+    op = Operation("patch", resource.qualified, scope, name)
+    try:
+        return (yield from merge_patch_op(resource.object_path(name, scope), patch, op=op, dry_run=dry_run))
+    except NotFound:
+        where = f" in namespace {scope}" if scope else ""
+        raise WorkloadNotFound(f'{rtype.kind} "{name}" not found{where}') from None

@@ -18,8 +18,8 @@ Where libjq runs is the `EvaluationPolicy` the caller gives (`Document(obj, poli
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Generator, Sequence
+from typing import Any, NamedTuple, TypeVar
 
 from workload_map.jq import convert, engine, worker
 from workload_map.jq.convert import Roots
@@ -28,7 +28,22 @@ from workload_map.jq.errors import JqError, JqRuntimeError
 from workload_map.jq.policy import INPROCESS, EvaluationPolicy
 from workload_map.jq.writeback import PathError, set_paths
 
-__all__ = ["Document", "assign", "assign_each", "evaluate", "paths"]
+__all__ = ["Batch", "Document", "Steps", "assign", "assign_each", "evaluate", "paths"]
+
+T = TypeVar("T")
+
+
+class Batch(NamedTuple):
+    """What libjq must run for a step of a Document: the expressions, the JSON text, the output cap, the kind."""
+
+    exprs: list[str]
+    text: str
+    max_results: int
+    kind: Kind
+
+
+Steps = Generator[Batch, list[list[Any] | JqError], T]
+"""A Document's evaluation without its libjq call: yields `Batch`es, receives each one's results."""
 
 _WHOLE = "*"  # cache key for the whole object (roots None)
 
@@ -87,6 +102,17 @@ class Document:
         max_results: int = MAX_RESULTS,
     ) -> list[list[Any] | JqError]:
         """Each expression's outputs, or its JqError, in order: one failure never affects the others."""
+        return self.run(self.evaluate_many_steps(exprs, field_paths, max_results=max_results))
+
+    def evaluate_many_steps(
+        self,
+        exprs: Sequence[str],
+        field_paths: Sequence[str | None] | None = None,
+        *,
+        max_results: int = MAX_RESULTS,
+    ) -> Steps[list[list[Any] | JqError]]:
+        """`evaluate_many` without the libjq call: yields at most one `Batch` (what libjq must run, under
+        `.policy`) and takes its outcome back. The sync (`run`) and async (`workload_map.jq.aio`) shells drive it."""
         results: list[list[Any] | JqError] = [[] for _ in exprs]
         slow: list[int] = []
         fast: list[int] = []
@@ -101,7 +127,7 @@ class Document:
                 results[index] = _run_fast(compiled[index], tree, max_results)
         if slow:
             text = self._text(_union(compiled[i].roots for i in slow))
-            outcome = worker.run_batch(self.policy, [exprs[i] for i in slow], text, max_results, "values")
+            outcome = yield Batch([exprs[i] for i in slow], text, max_results, "values")
             for index, result in zip(slow, outcome, strict=True):
                 results[index] = result
         if field_paths is not None:
@@ -113,11 +139,26 @@ class Document:
 
     def paths(self, expr: str, field_path: str | None = None) -> list[list[Any]]:
         """Every path `expr` selects (`[path(expr)]`): keys, indexes, and `{start, end}` for slices."""
+        return self.run(self.paths_steps(expr, field_path))
+
+    def paths_steps(self, expr: str, field_path: str | None = None) -> Steps[list[list[Any]]]:
+        """`paths` without the libjq call (see `evaluate_many_steps`)."""
         roots = engine.compile_expression(expr).roots
-        result = worker.run_batch(self.policy, [expr], self._text(roots), MAX_RESULTS, _PATHS)[0]
+        result = (yield Batch([expr], self._text(roots), MAX_RESULTS, _PATHS))[0]
         if isinstance(result, JqError):
             raise result.with_field_path(field_path) if field_path else result
         return result
+
+    def run(self, steps: Steps[T]) -> T:
+        """Drive steps to their result, each `Batch` run by `worker.run_batch` under `.policy` (blocking)."""
+        outcome: list[list[Any] | JqError] | None = None
+        while True:
+            try:
+                batch = steps.send(outcome)  # type: ignore[arg-type]
+            except StopIteration as stop:
+                result: T = stop.value
+                return result
+            outcome = worker.run_batch(self.policy, batch.exprs, batch.text, batch.max_results, batch.kind)
 
     # --- writing ------------------------------------------------------------------------------------------
 

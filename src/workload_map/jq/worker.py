@@ -38,7 +38,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import IO, Any, Final
 
 import msgspec
@@ -90,13 +90,9 @@ class _Process:
         self.memory_mb = memory_mb
         self.ready = False
         self.replies: queue.Queue[bytes | None] = queue.Queue()
-        env = {name: os.environ[name] for name in ("PATH", "SYSTEMROOT") if name in os.environ}
-        boot = (
-            "import sys, json; sys.path[:0] = json.loads(sys.argv[1]); "
-            "from workload_map.jq.worker import serve; serve(int(sys.argv[2]))"
-        )
+        argv, env = worker_command(memory_mb)
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", boot, json.dumps(sys.path), str(memory_mb)],
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -194,52 +190,18 @@ class _Worker:
         self, exprs: Sequence[str], text: str, max_results: int, kind: Kind, policy: EvaluationPolicy
     ) -> list[list[Any] | JqError]:
         with self.lock:
-            try:
-                return self._run(list(exprs), text, max_results, kind, policy)
-            except JqError as failed:  # the worker cannot be started: every expression reports it
-                return [type(failed)(expr, failed.message) for expr in exprs]
-            except _WorkerGoneError as gone:
-                if len(exprs) > 1:
-                    return [self._run_alone(e, text, max_results, kind, policy) for e in exprs]
-                return [self._gone_error(exprs[0], gone, policy)]
-            except TimeoutError:
-                if len(exprs) > 1:
-                    return [self._run_alone(e, text, max_results, kind, policy) for e in exprs]
-                return [_deadline_error(exprs[0], policy)]
-
-    def _run_alone(
-        self, expr: str, text: str, max_results: int, kind: Kind, policy: EvaluationPolicy
-    ) -> list[Any] | JqError:
-        try:
-            return self._run([expr], text, max_results, kind, policy)[0]
-        except JqError as failed:
-            return failed
-        except _WorkerGoneError as gone:
-            return self._gone_error(expr, gone, policy)
-        except TimeoutError:
-            return _deadline_error(expr, policy)
-
-    def _gone_error(self, expr: str, gone: _WorkerGoneError, policy: EvaluationPolicy) -> JqError:
-        if gone.memory and policy.memory_mb:
-            return policy.stopped(JqLimitError(expr, f"evaluation exceeded the {policy.memory_mb} MiB memory cap"))
-        # a death is a stop too (recorded, so a caller can tell it from a jq error: wmap exits 1 naming it)
-        return policy.stopped(
-            JqLimitError(
-                expr, f"the jq worker process died during the evaluation ({gone.detail}); a new one has been started"
-            )
-        )
-
-    def _run(
-        self, exprs: list[str], text: str, max_results: int, kind: Kind, policy: EvaluationPolicy
-    ) -> list[list[Any] | JqError]:
-        """One request; on a limit or a death the worker is replaced and the exception propagates."""
-        try:
-            return self._attempt(exprs, text, max_results, kind, policy)
-        except _WorkerGoneError as gone:
-            if gone.memory:
-                raise
-        # the worker died for no known reason (killed from outside, a crash): one more try on a fresh one
-        return self._attempt(exprs, text, max_results, kind, policy)
+            plan = request_plan(list(exprs), policy)
+            outcome: Outcome | None = None
+            while True:
+                try:
+                    attempt = plan.send(outcome)  # type: ignore[arg-type]
+                except StopIteration as stop:
+                    results: list[list[Any] | JqError] = stop.value
+                    return results
+                try:
+                    outcome = self._attempt(attempt, text, max_results, kind, policy)
+                except (JqError, _WorkerGoneError, TimeoutError) as failed:
+                    outcome = failed
 
     def _attempt(
         self, exprs: list[str], text: str, max_results: int, kind: Kind, policy: EvaluationPolicy
@@ -257,12 +219,7 @@ class _Worker:
                 process.kill()
                 self.process = None
                 detail = exc.detail if isinstance(exc, _WorkerGoneError) else "no answer within a minute"
-                raise JqRuntimeError(
-                    exprs[0],
-                    f"cannot start the jq worker process ({sys.executable}: {detail}); "
-                    "evaluate in process (an inprocess policy, wmap --jq-mode inprocess) or check that Python "
-                    "can import workload_map",
-                ) from exc
+                raise cannot_start(exprs[0], detail) from exc
         try:
             reply = process.request({"exprs": exprs, "text": text, "max": max_results, "kind": kind}, policy.deadline)
         except (TimeoutError, _WorkerGoneError):
@@ -271,14 +228,91 @@ class _Worker:
         if reply.get("memory"):
             self._replace()
             raise _WorkerGoneError(True, "out of memory")
+        return decode_results(exprs, reply)
+
+
+# ------------------------------------------------ what both shells (this one, and jq.aio's pool) share: no I/O
+
+Outcome = list[list[Any] | JqError] | BaseException
+"""What one attempt gave: the results, or `TimeoutError` (the deadline), `_WorkerGoneError` (the worker died or ran
+out of memory) or a `JqError` (the worker cannot be started)."""
+
+
+def worker_command(memory_mb: int) -> tuple[list[str], dict[str, str]]:
+    """The worker's command line and its minimal environment (`$ENV` shows no secrets)."""
+    env = {name: os.environ[name] for name in ("PATH", "SYSTEMROOT") if name in os.environ}
+    boot = (
+        "import sys, json; sys.path[:0] = json.loads(sys.argv[1]); "
+        "from workload_map.jq.worker import serve; serve(int(sys.argv[2]))"
+    )
+    return [sys.executable, "-I", "-c", boot, json.dumps(sys.path), str(memory_mb)], env
+
+
+def cannot_start(expr: str, detail: str) -> JqRuntimeError:
+    return JqRuntimeError(
+        expr,
+        f"cannot start the jq worker process ({sys.executable}: {detail}); "
+        "evaluate in process (an inprocess policy, wmap --jq-mode inprocess) or check that Python "
+        "can import workload_map",
+    )
+
+
+def encode_request(exprs: Sequence[str], text: str, max_results: int, kind: Kind) -> bytes:
+    data = msgspec.json.encode({"exprs": list(exprs), "text": text, "max": max_results, "kind": kind})
+    return _HEADER.pack(len(data)) + data
+
+
+def decode_results(exprs: Sequence[str], reply: dict[str, Any]) -> list[list[Any] | JqError]:
+    results: list[list[Any] | JqError] = []
+    for expr, item in zip(exprs, reply["results"], strict=True):
+        if "ok" in item:
+            results.append(item["ok"])
+        else:
+            name, message = item["error"]
+            results.append(_ERROR_CLASSES.get(name, JqRuntimeError)(expr, message))
+    return results
+
+
+def request_plan(
+    exprs: list[str], policy: EvaluationPolicy
+) -> Generator[list[str], Outcome, list[list[Any] | JqError]]:
+    """How a batch is run and what each failure means, sans I/O: yields the expressions of each attempt, receives
+    its `Outcome`. One more attempt after an unexplained death; a batch that hits a limit (or kills its worker) is
+    re-run one expression at a time, so only the guilty one reports it; a worker that cannot start fails all."""
+    outcome = yield from _attempts(exprs)
+    if isinstance(outcome, list):
+        return outcome
+    if isinstance(outcome, JqError):
+        return [type(outcome)(expr, outcome.message) for expr in exprs]
+    if len(exprs) > 1:
         results: list[list[Any] | JqError] = []
-        for expr, item in zip(exprs, reply["results"], strict=True):
-            if "ok" in item:
-                results.append(item["ok"])
-            else:
-                name, message = item["error"]
-                results.append(_ERROR_CLASSES.get(name, JqRuntimeError)(expr, message))
+        for expr in exprs:
+            alone = yield from _attempts([expr])
+            results.append(alone[0] if isinstance(alone, list) else _failure(expr, alone, policy))
         return results
+    return [_failure(exprs[0], outcome, policy)]
+
+
+def _attempts(exprs: list[str]) -> Generator[list[str], Outcome, Outcome]:
+    outcome = yield exprs
+    if isinstance(outcome, _WorkerGoneError) and not outcome.memory:
+        outcome = yield exprs  # killed from outside, a crash: one more try on a fresh worker
+    return outcome
+
+
+def _failure(expr: str, outcome: BaseException, policy: EvaluationPolicy) -> JqError:
+    if isinstance(outcome, JqError):
+        return type(outcome)(expr, outcome.message)
+    if isinstance(outcome, _WorkerGoneError):
+        if outcome.memory and policy.memory_mb:
+            return policy.stopped(JqLimitError(expr, f"evaluation exceeded the {policy.memory_mb} MiB memory cap"))
+        # a death is a stop too (recorded, so a caller can tell it from a jq error: wmap exits 1 naming it)
+        return policy.stopped(
+            JqLimitError(
+                expr, f"the jq worker process died during the evaluation ({outcome.detail}); a new one has been started"
+            )
+        )
+    return _deadline_error(expr, policy)
 
 
 def _deadline_error(expr: str, policy: EvaluationPolicy) -> JqLimitError:
