@@ -241,7 +241,7 @@ def test_a_bad_document_names_itself_and_the_others_are_still_shown(wmap: Wmap, 
         f"{path} (document 3)",
         f"{path} (document 4)",
     ]
-    assert "error: 3 input documents could not be read; the output shows the others" in result.stderr
+    assert "error: 3 input documents or files could not be read; the output shows the others" in result.stderr
     tree = wmap("describe", "-f", path)
     assert tree.code == 1
     assert "PyTorchJob/llama-finetune " in tree.stdout and "PyTorchJob/llama-other " in tree.stdout
@@ -329,3 +329,55 @@ def test_a_bad_budget_is_a_usage_error(wmap: Wmap, value: str) -> None:
     result = wmap("--jq-budget", value, "describe", "-f", str(EXAMPLES / "pytorchjob.yaml"))
     assert result.code == 2
     assert result.stderr.startswith(f"error: --jq-budget is '{value}'")
+
+
+# --- 3. directories: unreadable files and subdirectories are named; a workload nothing of which is read --------
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs /proc/self/mem (a file read() refuses)")
+def test_an_unreadable_file_has_one_exit_code_named_directly_or_in_a_directory(wmap: Wmap, tmp_path: Path) -> None:
+    directory = tmp_path / "manifests"
+    directory.mkdir()
+    (directory / "bad.yaml").symlink_to("/proc/self/mem")  # unreadable even for root: EIO
+    write(directory / "job.yaml", (EXAMPLES / "pytorchjob.yaml").read_text(encoding="utf-8"))
+    named = wmap("describe", "-f", str(directory / "bad.yaml"))
+    inside = wmap("describe", "-f", str(directory))
+    assert named.code == inside.code == 1
+    assert named.stderr.splitlines() == [f"error: {directory / 'bad.yaml'}: cannot be read: Input/output error"]
+    assert f"warning: {directory / 'bad.yaml'}: cannot be read: Input/output error" in inside.stderr
+    assert inside.stdout.startswith("PyTorchJob/llama-finetune")  # the readable file is still described
+
+
+def test_an_unreadable_subdirectory_is_named_not_skipped_silently(
+    wmap: Wmap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = tmp_path / "manifests"
+    (directory / "locked").mkdir(parents=True)
+    write(directory / "job.yaml", (EXAMPLES / "pytorchjob.yaml").read_text(encoding="utf-8"))
+    locked = str(directory / "locked")
+    real_scandir = os.scandir
+
+    def scandir(path: str | os.PathLike[str] = ".") -> object:  # as chmod 000 would (the tests may run as root)
+        if os.fspath(path) == locked:
+            raise PermissionError(13, "Permission denied", locked)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    result = wmap("describe", "-f", str(directory))
+    assert result.code == 1
+    assert f"warning: {locked}: cannot be read: Permission denied (a directory: not searched)" in result.stderr
+    assert result.stdout.startswith("PyTorchJob/llama-finetune")
+
+
+def test_a_workload_nothing_of_which_can_be_read_is_exit_1(wmap: Wmap, tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "hollow.yaml",
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: x}\nspec: {pytorchReplicaSpecs: 5}\n",
+    )
+    result = wmap("describe", "-f", path)
+    assert result.code == 1
+    assert result.stdout.startswith("PyTorchJob/x")
+    assert result.stderr.splitlines()[-2] == (
+        f"error: nothing of PyTorchJob/x ({path}) could be read: every component's pod spec or replicas failed "
+        "(see the warnings)"
+    )

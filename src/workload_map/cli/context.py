@@ -98,8 +98,9 @@ class State:
         if self.incomplete:
             count = len(self.incomplete)
             raise CLIError(
-                f"{count} input document{'s' * (count != 1)} could not be read; the output shows the others",
-                hint="fix the documents named in the warnings above",
+                f"{count} input document{'s' * (count != 1)} or file{'s' * (count != 1)} could not be read; "
+                "the output shows the others",
+                hint="fix the inputs named in the warnings above",
             )
 
     def note(self, message: str) -> None:

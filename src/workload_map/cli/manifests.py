@@ -12,6 +12,7 @@ document that plainly is not one (a ConfigMap, a Service, a CRD), which `describ
 from __future__ import annotations
 
 import datetime
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,6 +182,21 @@ def _scalar_text(value: Any) -> str:
     return str(value)
 
 
+def unreadable_directories(directory: Path) -> list[DocumentError]:
+    """The directories below `directory` that cannot be listed (their files are not read): named, not skipped
+    silently (`Path.rglob` ignores them)."""
+    problems: list[DocumentError] = []
+
+    def failed(error: OSError) -> None:
+        where = str(error.filename) if error.filename else str(directory)
+        problems.append(DocumentError(where, f"cannot be read: {error.strerror or error} (a directory: not searched)"))
+
+    for root, dirs, _ in os.walk(directory, onerror=failed):
+        dirs[:] = [name for name in dirs if not name.startswith(".")]  # hidden ones are skipped, as iter_files does
+        del root
+    return problems
+
+
 def _files_of(raw: str) -> tuple[list[Path], bool]:
     """The files an input names and whether it was a directory."""
     if raw == "-":
@@ -212,11 +228,16 @@ def read_manifests(inputs: Sequence[str]) -> Manifests:
     for raw in inputs:
         files, directory = _files_of(raw)
         directories = directories or directory
+        if directory:
+            bad.extend(unreadable_directories(Path(raw)))
         for file in files:
             try:
                 each = read_documents_each(file)
             except DocumentError as exc:
                 if isinstance(exc.__cause__, InputError):  # missing, unreadable, over the limit, no writer
+                    if directory:  # one file of a directory: named, the others are read (a partial result)
+                        bad.append(exc)
+                        continue
                     raise CLIError(str(exc)) from None
                 raise UsageError(str(exc), hint="-f reads Kubernetes manifests as YAML or JSON") from None
             parsed = [item for item in each if not isinstance(item, DocumentError)]

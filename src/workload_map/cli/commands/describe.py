@@ -47,6 +47,7 @@ from workload_map.cli.pipeline import (
     Duplicate,
     Failed,
     PolicyFor,
+    ResolvedWorkload,
     Uncovered,
     Untyped,
     duplicate_message,
@@ -81,6 +82,7 @@ class Outcome:
     described: list[Described] = field(default_factory=list)
     skipped: list[tuple[Manifest, str]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # workloads none of whose pod-holding components could be read
 
 
 # --- resolving ----------------------------------------------------------------------------------------------
@@ -158,7 +160,32 @@ def describe_manifests(
             for error in view.errors:
                 report.warn(f"{view.kind}/{view.name} ({found.label}): {error}")
             outcome.described.append(Described(view, tree_origin(found)))
+            if _nothing_read(found, view.errors):
+                outcome.unread.append(f"{view.kind}/{view.name} ({found.label})")
     return outcome
+
+
+def _nothing_read(found: ResolvedWorkload, errors: Sequence[Any]) -> bool:
+    """Whether every component that holds pods failed to read its pod spec or replicas: the workload is shown, but
+    nothing of it was read (exit 1)."""
+    holders = {component.name for component in found.resolution.karta.components if component.has_pod_definition}
+    failed = {
+        error.component
+        for error in errors
+        if str(getattr(error, "field", "")).startswith(("specDefinition", "scaleDefinition"))
+    }
+    return bool(holders) and holders <= failed
+
+
+def _raise_if_unread(outcome: Outcome) -> None:
+    if outcome.unread:
+        more = len(outcome.unread) - 1
+        tail = f" (and {more} more)" if more else ""
+        raise CLIError(
+            f"nothing of {outcome.unread[0]}{tail} could be read: every component's pod spec or replicas failed "
+            "(see the warnings)",
+            hint="check the manifest against its definition: wmap validate DEFINITION --against MANIFEST",
+        )
 
 
 # --- output -------------------------------------------------------------------------------------------------
@@ -275,6 +302,7 @@ def describe(
                 machine.write(problem.payload, fmt, state().stdout)
             raise CLIError(problem.message, hint=problem.hint, exit_code=problem.code)
         write_views(outcome.described, fmt, pod_limit=pod_limit, component_limit=component_limit)
+        _raise_if_unread(outcome)
         return
 
     if machine_output:
@@ -302,3 +330,4 @@ def describe(
             f"{count} document{'s' * (count != 1)} of {inputs} could not be described (see the warnings)",
             exit_code=broken[0].code,
         )
+    _raise_if_unread(outcome)
