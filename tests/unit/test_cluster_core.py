@@ -10,7 +10,7 @@ import pytest
 
 from workload_map.cluster.aio import adrive
 from workload_map.cluster.core import Call, Op, drive, list_op, transport_reason
-from workload_map.cluster.errors import NotFound
+from workload_map.cluster.errors import ClusterError, NotFound
 
 PAGES = {
     "": {"kind": "JobSetList", "metadata": {"continue": "a"}, "items": [{"n": 1}]},
@@ -77,3 +77,71 @@ def test_the_async_transports_wrapped_os_error_reads_as_the_sync_one() -> None:
     wrapped.__cause__ = outer
     assert transport_reason(wrapped) == "connection refused"
     assert transport_reason(OSError("[Errno -2] Name or service not known")) == "name or service not known"
+
+
+def _context(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, timeout: float | None = 30.0) -> Any:
+    from workload_map.cluster import ConnectionSettings, load_context
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    settings = ConnectionSettings(server="https://10.0.0.1:6443", token="t", request_timeout=timeout)
+    return load_context(settings, environ={})
+
+
+def test_both_shells_answer_alike_and_the_async_one_is_cancellable(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lightkube.config import client_adapter
+
+    from workload_map.cluster import ApiClient, Forbidden, Operation
+    from workload_map.cluster.aio import AsyncApiClient
+
+    http: Any = client_adapter.httpx
+    context = _context(tmp_path, monkeypatch)
+    body = b'{"kind":"Status","message":"jobsets is forbidden: User \\"alice\\" cannot list","reason":"Forbidden"}'
+    op = Operation("list", "jobsets.jobset.x-k8s.io", "ml")
+
+    def answer(request: Any) -> Any:
+        if request.url.path == "/slow":
+            raise http.ReadTimeout("timed out", request=request)
+        return http.Response(403, content=body)
+
+    async def answer_async(request: Any) -> Any:
+        if request.url.path == "/hang":
+            await asyncio.sleep(60)
+        return answer(request)
+
+    with ApiClient(context, transport=http.MockTransport(answer)) as client:
+        with pytest.raises(Forbidden) as sync_forbidden:
+            client.list("/apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets", op=op)
+        with pytest.raises(ClusterError) as sync_timeout:
+            client.get("/slow")
+        sync_records = [r.line.split(" (")[0] for r in client.requests]
+
+    async def main() -> tuple[Any, Any, list[str]]:
+        async with AsyncApiClient(context, transport=http.MockTransport(answer_async)) as client:
+            with pytest.raises(Forbidden) as forbidden:
+                await client.list("/apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets", op=op)
+            with pytest.raises(ClusterError) as timeout:
+                await client.get("/slow")
+            records = [r.line.split(" (")[0] for r in client.requests]
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.2):
+                    await client.get("/hang")
+            return forbidden.value, timeout.value, records
+
+    forbidden, timeout, records = asyncio.run(main())
+    assert (
+        str(forbidden)
+        == str(sync_forbidden.value)
+        == ("not allowed to list jobsets.jobset.x-k8s.io in namespace ml (as user alice)")
+    )
+    assert type(timeout) is type(sync_timeout.value)
+    assert str(timeout) == str(sync_timeout.value) == "no answer from https://10.0.0.1:6443 within 30s (GET /slow)"
+    assert (
+        records
+        == sync_records
+        == [
+            "GET /apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets?limit=500 -> 403",
+            "GET /slow -> timeout",
+        ]
+    )
