@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
-"""Regenerate the table of built-in definitions in docs/catalog.md from the definition files.
+"""Regenerate the table of built-in definitions and the flow tables in docs/catalog.md.
 
-    python scripts/gen_catalog_docs.py           rewrite the part of docs/catalog.md between the markers
-    python scripts/gen_catalog_docs.py --check   exit 1 when the committed table differs from the definitions
-    python scripts/gen_catalog_docs.py --print   print the generated table only
+    python scripts/gen_catalog_docs.py           rewrite the parts of docs/catalog.md between the markers
+    python scripts/gen_catalog_docs.py --check   exit 1 when the committed tables differ from their sources
+    python scripts/gen_catalog_docs.py --print   print the generated definitions table only
 
-One row per definition: slug, root GVK, components, the statuses it maps, how it suspends, its gang. The rest of
-docs/catalog.md (notes, the "Undefined in the recordings" list) is written by hand; tests/unit/test_catalog_docs.py
-fails when the committed table is stale.
+The definitions table: one row per definition (slug, root GVK, components, the statuses it maps, how it suspends,
+its gang), from the definition files. The flow tables: one per tests/fixtures/flows/<definition>.yaml (format in
+tests/flows.py), each step with what its controller writes and the phase we give. The rest of docs/catalog.md
+(notes, the "Undefined in the recordings" list) is written by hand; tests/unit/test_catalog_docs.py fails when a
+committed table is stale.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from workload_map.model import (
     PRIMARY_PHASE_PRECEDENCE,
@@ -29,6 +33,8 @@ DEFINITIONS_DIR = REPO_ROOT / "src" / "workload_map" / "catalog" / "definitions"
 CATALOG_DOC = REPO_ROOT / "docs" / "catalog.md"
 BEGIN = "<!-- BEGIN GENERATED -->"
 END = "<!-- END GENERATED -->"
+FLOWS_BEGIN = "<!-- BEGIN FLOWS -->"
+FLOWS_END = "<!-- END FLOWS -->"
 
 HEADER = "| definition | root GVK | components | statuses mapped | suspend | gang |\n|---|---|---|---|---|---|\n"
 
@@ -126,13 +132,89 @@ def table(kartas: list[Karta]) -> str:
     return HEADER + "".join(rows)
 
 
-def render(document: str, generated: str) -> str:
+def render(document: str, generated: str, begin: str = BEGIN, end: str = END) -> str:
     """`document` with the text between the markers replaced by `generated`."""
-    start = document.find(BEGIN)
-    stop = document.find(END)
+    start = document.find(begin)
+    stop = document.find(end)
     if start < 0 or stop < start:
-        raise ValueError(f"{CATALOG_DOC.name}: markers {BEGIN} ... {END} not found; add them where the table goes")
-    return document[: start + len(BEGIN)] + "\n" + generated + document[stop:]
+        raise ValueError(f"{CATALOG_DOC.name}: markers {begin} ... {end} not found; add them where the table goes")
+    return document[: start + len(begin)] + "\n" + generated + document[stop:]
+
+
+# --- flow tables ----------------------------------------------------------------------------------------------
+
+
+def load_flow_files() -> list[Any]:
+    """The flows of tests/fixtures/flows (tests/flows.py reads and checks them)."""
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    from tests.flows import load_flows  # the repository's own test data, not an installed module
+
+    load_flows.cache_clear()
+    return list(load_flows())
+
+
+def _scalar(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, separators=(", ", ": "))
+
+
+def _conditions(items: Any) -> str:
+    parts = []
+    for item in items or []:
+        if not isinstance(item, dict):
+            continue
+        text = f"{item.get('type')}={item.get('status')}"
+        if item.get("reason"):
+            text += f" ({item['reason']})"
+        parts.append(text)
+    return "conditions " + ", ".join(parts) if parts else "conditions []"
+
+
+def _flatten(prefix: str, value: Any, out: list[str]) -> None:
+    if isinstance(value, dict) and value and prefix.count(".") < 2:
+        for key, item in value.items():
+            if key == "conditions" and isinstance(item, list):
+                out.append((f"{prefix}." if prefix else "") + _conditions(item))
+            else:
+                _flatten(f"{prefix}.{key}" if prefix else str(key), item, out)
+        return
+    out.append(f"{prefix}: {_scalar(value)}")
+
+
+def _writes(row: Any) -> str:
+    """What the row changes, compactly: the spec and metadata patches, then the status."""
+    data = row.data
+    parts: list[str] = []
+    for part in ("metadata", "spec"):
+        if part in data:
+            _flatten(part, data[part], parts)
+    if "status" in data:
+        if data["status"] is None:
+            parts.append("no status")
+        else:
+            status: list[str] = []
+            _flatten("", data["status"], status)
+            parts.append("status " + "; ".join(status) if status else "status {}")
+    if "statusPatch" in data:
+        patch: list[str] = []
+        _flatten("", data["statusPatch"], patch)
+        parts.append("status (patch) " + "; ".join(patch))
+    return "; ".join(parts) or "as the base object"
+
+
+def flows_markdown(flows: list[Any]) -> str:
+    """One table per flow: step, what happens, what the controller writes, our phase, the code it follows."""
+    out: list[str] = []
+    for flow in flows:
+        out.append(f"#### `{flow.definition}`: {flow.controller} at {flow.version}\n\n")
+        if flow.notes:
+            out.append(flow.notes.strip() + "\n")
+        out.append("| step | what happens | the controller writes | phase | source |\n|---|---|---|---|---|\n")
+        for row in flow.rows:
+            cells = [row.step, row.what, _writes(row), f"**{row.phase}**", row.source]
+            out.append("| " + " | ".join(_cell(cell) for cell in cells) + " |\n")
+        out.append("\n")
+    return "".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     current = CATALOG_DOC.read_text(encoding="utf-8")
     try:
         wanted = render(current, generated)
+        wanted = render(wanted, flows_markdown(load_flow_files()), FLOWS_BEGIN, FLOWS_END)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

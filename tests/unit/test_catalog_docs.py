@@ -37,6 +37,21 @@ def test_committed_catalog_doc_equals_a_fresh_generation() -> None:
     assert current == fresh, "docs/catalog.md is stale: run python scripts/gen_catalog_docs.py"
 
 
+def test_committed_flow_tables_equal_a_fresh_generation() -> None:
+    current = DOC.read_text(encoding="utf-8")
+    fresh = GEN.render(current, GEN.flows_markdown(GEN.load_flow_files()), GEN.FLOWS_BEGIN, GEN.FLOWS_END)
+    assert current == fresh, "docs/catalog.md flow tables are stale: run python scripts/gen_catalog_docs.py"
+
+
+def test_each_flow_file_has_one_table_listing_every_row() -> None:
+    flows = GEN.load_flow_files()
+    generated = GEN.flows_markdown(flows)
+    for flow in flows:
+        assert generated.count(f"#### `{flow.definition}`:") == 1, flow.definition
+        table = generated.split(f"#### `{flow.definition}`:", 1)[1].split("####", 1)[0]
+        assert table.count("\n| ") - 1 == len(flow.rows), flow.definition
+
+
 def test_check_mode_reports_a_current_doc_with_exit_code_0() -> None:
     assert GEN.main(["--check"]) == 0
 

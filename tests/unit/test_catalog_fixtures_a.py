@@ -371,6 +371,13 @@ FLOWS: list[tuple[str, str, dict[str, Any], dict[str, Any] | None, str]] = [
         "rolling update",
         {},
         {"replicas": 3, "readyReplicas": 2, "currentRevision": "r1", "updateRevision": "r2"},
+        "Initializing",  # issue 15: a rollout in progress with fewer ready pods than desired
+    ),
+    (
+        "apps-statefulset-v1",
+        "rolling update, every pod ready again",
+        {},
+        {"replicas": 3, "readyReplicas": 3, "currentRevision": "r1", "updateRevision": "r2"},
         "Running",
     ),
     (
