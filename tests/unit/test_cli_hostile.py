@@ -381,3 +381,15 @@ def test_a_workload_nothing_of_which_can_be_read_is_exit_1(wmap: Wmap, tmp_path:
         f"error: nothing of PyTorchJob/x ({path}) could be read: every component's pod spec or replicas failed "
         "(see the warnings)"
     )
+
+
+def test_a_huge_deadline_in_the_config_file_is_a_usage_error(wmap: Wmap, tmp_path: Path) -> None:
+    config = write(tmp_path / "wmap.yaml", "jq-deadline: 1000000000000\n")
+    result = wmap("--config", config, "describe", "-f", str(EXAMPLES / "pytorchjob.yaml"))
+    assert result.code == 2
+    assert "jq-deadline is 1000000000000; give at most 86400 seconds" in result.stderr
+
+
+def test_help_says_a_partial_result_is_exit_1(wmap: Wmap) -> None:
+    result = wmap("--help")
+    assert result.code == 0 and "a partial result: what could be read is still shown" in result.stdout

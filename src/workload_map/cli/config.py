@@ -146,11 +146,16 @@ def _jq_mode(label: str, value: Any) -> str | None:
     return value.lower()
 
 
+MAX_SECONDS = 86400.0  # as cli.jqsettings.MAX_DEADLINE
+
+
 def _seconds(label: str, key: str, value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise UsageError(f"config file {label}: {key} is {value!r}; give a positive number of seconds")
+    if value > MAX_SECONDS:  # more overflows the jq worker's timers
+        raise UsageError(f"config file {label}: {key} is {value!r}; give at most {MAX_SECONDS:g} seconds (a day)")
     return float(value)
 
 

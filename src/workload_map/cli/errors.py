@@ -34,7 +34,8 @@ EXIT_BROKEN_PIPE = 141
 EXIT_CODES_HELP = """\
 Exit codes:
   0  success
-  1  error (a file that cannot be read, an invalid definition, a cluster error)
+  1  error (a file that cannot be read, an invalid definition, a cluster error,
+     a stopped jq evaluation, a partial result: what could be read is still shown)
   2  usage (a bad flag or argument, a manifest that is not YAML or has no kind)
   3  workload not found
   4  no definition covers the workload's type"""
