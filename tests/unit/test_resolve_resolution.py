@@ -67,6 +67,18 @@ def test_reading_the_status_decodes_no_instance_part() -> None:
     assert all(not component._parts for name, component in resolution.components.items() if name != resolution.root)
 
 
+def test_reading_the_status_evaluates_only_the_status_expressions() -> None:
+    resolution = pytorchjob()
+    assert resolution.status is not None
+    snapshot = resolution.root_component._snapshot
+    structure = resolution._structure
+    shape, status = structure.plan_groups
+    assert set(snapshot._results) == set(status)
+    assert not set(shape) & set(snapshot._results)
+    resolution.component("worker").instances[""].pod_template  # now the structure group, in one call
+    assert set(snapshot._results) == set(shape) | set(status)
+
+
 def test_a_part_is_computed_once_whichever_way_it_is_read() -> None:
     workload = gang.workload("pytorchjob")
     strict = workload.component("worker").scales

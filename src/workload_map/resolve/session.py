@@ -36,7 +36,7 @@ class Session:
         self.related = tuple(related)
         self.original: dict[str, Any] | None = None  # the document before the first write
         self.writes = 0
-        self._snapshot = Snapshot(obj, structure.expressions, policy)
+        self._snapshot = Snapshot(obj, structure.plan_groups, policy)
         self._resolution: Resolution | None = None
 
     @property
@@ -147,7 +147,7 @@ class Session:
         if self.original is None:
             self.original = current
         self.writes += 1
-        self._snapshot = Snapshot(root, self.structure.expressions, self.policy)
+        self._snapshot = Snapshot(root, self.structure.plan_groups, self.policy)
         self._resolution = None
 
 

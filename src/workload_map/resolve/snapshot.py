@@ -2,7 +2,9 @@
 
 A snapshot never changes: a write makes a new one (copy-on-write along the written paths, see `session.py`), so a
 `Resolution` taken before a write keeps describing the object it was taken from. Outputs are evaluated on first
-use, every expression of the definition in one `evaluate_many` call (one conversion of the object).
+use, group by group: the first read of a structure path evaluates every structure path of the definition, the first
+read of the status every status expression, each group in one `evaluate_many` call (one conversion of what it
+reads), so a caller that reads only the status converts only what the status reads.
 """
 
 from __future__ import annotations
@@ -18,21 +20,26 @@ from workload_map.resolve.errors import ExtractionError
 class Snapshot:
     """The object at one moment and everything evaluated on it (never mutated once built)."""
 
-    __slots__ = ("_document", "_lock", "_plan", "_results", "obj", "policy")
+    __slots__ = ("_document", "_group_of", "_lock", "_results", "obj", "policy")
 
-    def __init__(self, obj: dict[str, Any], plan: Sequence[str], policy: EvaluationPolicy) -> None:
+    def __init__(self, obj: dict[str, Any], plan: Sequence[Sequence[str]], policy: EvaluationPolicy) -> None:
+        """`plan`: groups of expressions evaluated together (the first read of one evaluates its whole group)."""
         self.obj = obj
         self.policy = policy  # where the definition's expressions run, on this object and its pods
-        self._plan = plan
+        self._group_of: dict[str, Sequence[str]] = {}
+        for group in plan:
+            for expr in group:
+                self._group_of.setdefault(expr, group)
         self._document = Document(obj, policy=policy)
         self._results: dict[str, list[Any] | JqError] = {}
         # evaluation fills the cache once; a lock keeps two threads reading one resolution from converting twice
         self._lock = threading.Lock()
 
-    def prefetch(self, expressions: Sequence[str] = ()) -> None:
-        """Evaluate, in one call, every expression of the plan (and `expressions`) not yet cached."""
+    def prefetch(self, expressions: Sequence[str]) -> None:
+        """Evaluate, in one call, `expressions` and the rest of their plan groups, whatever is not yet cached."""
         with self._lock:
-            wanted = [expr for expr in dict.fromkeys([*expressions, *self._plan]) if expr and expr not in self._results]
+            grouped = [member for expr in expressions for member in self._group_of.get(expr, ())]
+            wanted = [expr for expr in dict.fromkeys([*expressions, *grouped]) if expr and expr not in self._results]
             if not wanted:
                 return
             results = self._document.evaluate_many(wanted)

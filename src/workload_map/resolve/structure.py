@@ -41,6 +41,9 @@ class Structure:
     slots: dict[str, ComponentSlot]
     children: dict[str, tuple[str, ...]]
     expressions: tuple[str, ...]
+    # the expressions evaluated together: the structure's (ids, pod paths, scales), then the status's, so a reader of
+    # the status alone (`wmap get`) converts and evaluates only what the status reads
+    plan_groups: tuple[tuple[str, ...], ...] = ()
     # the definition's `workloadmap.io/resource-aliases` / `resources-shape` (None: it sets neither)
     resource_aliases: ResourceAliases | None = None
 
@@ -85,12 +88,15 @@ def _build(karta: Karta) -> Structure:
         if child.owner_ref:
             children.setdefault(child.owner_ref, []).append(child.name)
     expressions = tuple(dict.fromkeys(expr for component in karta.components for expr in _expressions(component)))
+    status = tuple(dict.fromkeys(expr for component in karta.components for expr in _status_expressions(component)))
+    shape = tuple(expr for expr in expressions if expr not in status)
     return Structure(
         karta=karta,
         root=root.name,
         slots=slots,
         children={name: tuple(names) for name, names in children.items()},
         expressions=expressions,
+        plan_groups=tuple(group for group in (shape, status) if group),
         resource_aliases=resource_aliases(karta.metadata.annotations if karta.metadata else None),
     )
 
@@ -115,6 +121,10 @@ def _expressions(component: ComponentDefinition) -> Iterator[str]:
         for path in (scale.replicas_path, scale.min_replicas_path, scale.max_replicas_path):
             if path:
                 yield path
+    yield from _status_expressions(component)
+
+
+def _status_expressions(component: ComponentDefinition) -> Iterator[str]:
     status = component.status_definition
     if status is not None:
         if status.phase_definition is not None:
