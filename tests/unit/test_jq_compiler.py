@@ -19,7 +19,7 @@ import os
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.test_jq_document import CASES, DEFINITIONS, _expressions, _recorded_objects, _reference
@@ -225,6 +225,7 @@ expressions = _expr(3)
 
 @SETTINGS
 @given(expr=expressions, value=json_values)
+@example(expr='("a" + getpath([null]))', value=None)  # found by exploration: null indexed with a null key is an error
 def test_generated_expressions_give_what_libjq_gives(expr: str, value: Any) -> None:
     if compiler.compile_closure(expr) is None:
         return  # not covered: libjq runs it (counted below)

@@ -1750,9 +1750,7 @@ def _getpath(v: Any, path: Any) -> Any:
     if type(path) is not list:
         raise _fail("Path must be specified as an array")
     for key in path:
-        if v is None:
-            return None
-        v = _index(v, key)
+        v = _index(v, key)  # null indexes to null, but libjq still refuses a key of the wrong type (null, objects)
     return v
 
 
