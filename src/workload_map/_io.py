@@ -150,6 +150,8 @@ def _read_path(path: str, label: str, limit: int, timeout: float | None) -> byte
         fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC | _BINARY)
     except OSError as exc:
         raise _os_error(label, exc) from None
+    except ValueError:  # a NUL in the path: no file has that name
+        raise InputError(label, "no such file (the path holds a NUL character)", "missing") from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):

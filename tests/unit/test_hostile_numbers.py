@@ -160,3 +160,16 @@ def test_a_replica_string_of_5000_digits_is_an_extraction_error_naming_the_field
         _ = workload.root.scales
     assert info.value.field == "scaleDefinition.replicasPath"
     assert [error.field for error in workload.resolve().errors] == ["scaleDefinition.replicasPath"]
+
+
+def test_a_negative_4300_digit_integer_next_to_a_null_is_copied_and_read_by_jq() -> None:
+    """Found by the fuzz suite: msgspec will not read back a negative integer of 4300 digits (Python will), and the
+    NaN check's msgpack encoder overflowed on it."""
+    from workload_map.resolve._json import json_copy
+
+    value = -int("1" * 4300)
+    copied = json_copy({"a": None, "b": value})
+    assert copied == {"a": None, "b": value}
+    assert evaluate("[.[]] | length", copied) == [2]
+    with pytest.raises(InvalidObjectError, match="more than 4300 digits"):
+        Workload(karta_from_dict(_root()), {**THING, "spec": {"x": None, "y": -(10**4300)}})

@@ -429,6 +429,8 @@ def export(
     """The plan in one scheduler format (see the module doc); options a format has no field for are ignored."""
     if not isinstance(plan, GangPlan):
         raise ArgumentTypeError("the plan", "a GangPlan (workload_map.gang.plan)", plan)
+    if not isinstance(format, str):
+        raise ArgumentTypeError("format", f"one of {', '.join(FORMATS)} (a str)", format)
     if format == "kai":
         return to_kai(plan, queue=queue, priority_class=priority_class)
     if format == "volcano":

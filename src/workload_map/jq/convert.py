@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import functools
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -72,7 +73,14 @@ def encode(obj: Any) -> str:
 
 def normalize(obj: Any) -> Any:
     """A fresh copy of `obj` as gojq sees it: sorted keys (dict order), integral floats as ints, plain JSON types."""
-    return _DECODE.decode(_encode_bytes(obj))
+    return _decode(_encode_bytes(obj))
+
+
+def _decode(data: bytes) -> Any:
+    try:
+        return _DECODE.decode(data)
+    except msgspec.MsgspecError:  # an integer msgspec will not read back (4300 digits and a sign): Python reads it
+        return json.loads(data, parse_float=_float_hook)
 
 
 def to_plain(value: Any) -> Any:
@@ -86,7 +94,7 @@ def to_plain(value: Any) -> Any:
         data = _PLAIN.encode(value)
     except (TypeError, ValueError, RecursionError):
         data = _encode_walked(value)
-    return _DECODE.decode(data)
+    return _decode(data)
 
 
 def _encode_bytes(obj: Any) -> bytes:
@@ -100,7 +108,7 @@ def _encode_bytes(obj: Any) -> bytes:
     except (ValueError, RecursionError) as exc:
         raise _not_json(exc) from None
     if _INTEGRAL_FLOAT.search(data):
-        data = _SORTED.encode(_DECODE.decode(data))
+        data = _SORTED.encode(_decode(data))
     return data
 
 

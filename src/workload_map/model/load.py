@@ -23,7 +23,14 @@ import msgspec
 from workload_map._jsontype import json_type
 from workload_map.errors import ArgumentTypeError, WorkloadMapError
 from workload_map.model.types import API_VERSION, KIND, Karta
-from workload_map.model.yamlio import Document, DocumentError, iter_files, parse_documents_each, read_documents_each
+from workload_map.model.yamlio import (
+    Document,
+    DocumentError,
+    is_directory,
+    iter_files,
+    parse_documents_each,
+    read_documents_each,
+)
 
 DefinitionSource = Union[str, Path, Mapping[str, Any], Karta, Iterable[Any]]
 
@@ -90,7 +97,7 @@ NO_DEFINITIONS = "no definitions found (the input is empty)"
 def _is_one_input(source: DefinitionSource) -> bool:
     """A file or a text: where an empty result means the user gave us nothing (a directory may be empty)."""
     if isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)):
-        return not Path(source).is_dir()
+        return not is_directory(source)
     return isinstance(source, str)
 
 
@@ -114,10 +121,12 @@ def karta_from_dict(value: Any, source: str = "<dict>") -> Karta:
     if kind is None:
         raise DefinitionError(source, f"kind is missing: this is not a Karta definition (kind: {KIND})", "kind")
     if kind != KIND:
-        raise DefinitionError(source, f"kind is {kind!r}, not {KIND!r}: this is not a Karta definition", "kind")
+        raise DefinitionError(source, f"kind is {_brief(kind)}, not {KIND!r}: this is not a Karta definition", "kind")
     api_version = value.get("apiVersion")
     if api_version != API_VERSION:
-        raise DefinitionError(source, f"apiVersion is {api_version!r}; this tool reads {API_VERSION!r}", "apiVersion")
+        raise DefinitionError(
+            source, f"apiVersion is {_brief(api_version)}; this tool reads {API_VERSION!r}", "apiVersion"
+        )
     _drop_null_defaults(value)
     try:
         karta = msgspec.convert(value, Karta, strict=True)
@@ -126,6 +135,16 @@ def karta_from_dict(value: Any, source: str = "<dict>") -> Karta:
     if karta.status is not None:
         karta = msgspec.structs.replace(karta, status=None)
     return karta
+
+
+def _brief(value: Any) -> str:
+    """A raw value for a message: a short repr of a string or a small number, else its type (a document's value may
+    be nested thousands deep, or an integer too long to print)."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 80 else repr(value[:77] + "...")
+    if value is None or isinstance(value, bool) or (isinstance(value, int | float) and abs(value) < 10**30):
+        return repr(value)
+    return _json_type(value)
 
 
 _DEFAULTED_CONDITION_FIELDS = ("typeFieldName", "statusFieldName", "messageFieldName", "reasonFieldName")
@@ -202,7 +221,7 @@ def _values(source: DefinitionSource, result: LoadResult, *, strict: bool) -> It
         yield "<dict>", source
     elif isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)):
         path = Path(source)
-        if path.is_dir():
+        if is_directory(path):
             files = list(iter_files(path))
             for file in files:
                 yield from _documents_of(read_documents_each, file, result, strict=strict)

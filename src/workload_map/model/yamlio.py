@@ -287,6 +287,14 @@ def read_documents_each(source: str | Path) -> list[Document | DocumentError]:
     return parse_documents_each(text, label)
 
 
+def is_directory(path: str | Path) -> bool:
+    """`Path.is_dir()` that answers False for a path no file can have (too long, a NUL) instead of raising."""
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def iter_files(directory: Path, suffixes: tuple[str, ...] = (".yaml", ".yml", ".json")) -> Iterator[Path]:
     """Files of a directory tree with one of the suffixes, in a stable (sorted) order; hidden ones skipped.
 

@@ -54,7 +54,10 @@ def json_copy(value: Any) -> Any:
     # msgspec writes NaN and infinities as null, and nests as deep as the stack allows: look closer when it may have
     if (b"null" in data and _non_finite(value)) or _too_deep(value, data):
         return _checked_copy(value)
-    return _DECODER.decode(data)
+    try:
+        return _DECODER.decode(data)
+    except (ValueError, msgspec.MsgspecError):  # an integer msgspec will not read back (a 4300-digit negative one)
+        return _checked_copy(value)
 
 
 _MSGPACK = msgspec.msgpack.Encoder()
@@ -66,7 +69,7 @@ _NON_FINITE = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]")
 def _non_finite(value: Any) -> bool:
     try:
         return _NON_FINITE.search(_MSGPACK.encode(value)) is not None
-    except (TypeError, ValueError, RecursionError, msgspec.MsgspecError):
+    except (TypeError, ValueError, OverflowError, RecursionError, msgspec.MsgspecError):
         return True
 
 

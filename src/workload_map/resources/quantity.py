@@ -110,9 +110,10 @@ class QuantityError(WorkloadMapError, ValueError):
 
 def _show(value: object) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):  # no JSON form, an unprintable integer, a cycle, deep nesting
+        return f"<{type(value).__name__}>"
+    return text if len(text) <= 80 else text[:76] + '..."'[: 4 if text.startswith('"') else 3]
 
 
 def parse_quantity(value: str | int | float, *, strict: bool = False) -> Fraction:

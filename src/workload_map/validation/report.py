@@ -15,7 +15,7 @@ from pathlib import Path
 
 from workload_map.model import DefinitionError, Karta, scan_definitions
 from workload_map.model.load import DefinitionSource
-from workload_map.model.yamlio import iter_files
+from workload_map.model.yamlio import is_directory, iter_files
 from workload_map.validation.findings import ERROR, WARNING, Finding
 from workload_map.validation.rules import validate
 
@@ -127,7 +127,7 @@ def check_files(paths: Iterable[str | Path]) -> ValidationReport:
     reports: list[FileReport] = []
     for path in paths:
         as_path = Path(path)
-        if str(path) != "-" and as_path.is_dir():
+        if str(path) != "-" and is_directory(as_path):
             files = list(iter_files(as_path))
             if not files:
                 reports.append(FileReport(path=str(path), problem="no *.yaml, *.yml or *.json files in the directory"))
