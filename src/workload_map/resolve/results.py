@@ -186,12 +186,20 @@ class WorkloadStatus(msgspec.Struct, frozen=True):
     - `raw_phase`: the phase field as the definition's `phaseDefinition` reads it (`""` when the field is
       missing), or None when the definition has no `phaseDefinition`.
     - `conditions`: the extracted conditions, in object order.
+    - `reason`: why the primary phase, in words, from the status fields behind the mapping that gave it: the
+      conditions it matched (`Failed=True (BackoffLimitExceeded): Job has reached the specified backoff limit`),
+      the phase field (`jobDeploymentStatus Running`), the status fields its expression reads (`jobStatus FAILED`),
+      then the matched condition's message or the object's `status.message`. None when nothing matched.
+    - `reason_source`: which mapping gave the primary phase, the first matching matcher of that status
+      (`statusDefinition.statusMappings.failed[2]`); None when nothing matched.
     """
 
     phase: str = UNDEFINED
     phases: tuple[str, ...] = (UNDEFINED,)
     raw_phase: str | None = None
     conditions: tuple[Condition, ...] = ()
+    reason: str | None = None
+    reason_source: str | None = None
 
     @property
     def undefined(self) -> bool:
@@ -203,6 +211,8 @@ class WorkloadStatus(msgspec.Struct, frozen=True):
             phases=list(self.phases),
             raw_phase=self.raw_phase,
             conditions=[condition.to_document() for condition in self.conditions],
+            reason=self.reason,
+            reason_source=self.reason_source,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -217,6 +227,8 @@ class WorkloadStatusDocument(msgspec.Struct, frozen=True, rename="camel"):
     phases: list[str]
     raw_phase: str | None
     conditions: list[ConditionDocument]
+    reason: str | None
+    reason_source: str | None
 
 
 class ComponentError(msgspec.Struct, frozen=True):

@@ -6,6 +6,7 @@ the conformance recordings call `state`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,7 @@ from workload_map.model import (
 from workload_map.resolve._json import jq_tostring
 from workload_map.resolve.decode import DecodeError, decode_string
 from workload_map.resolve.errors import ExtractionError
+from workload_map.resolve.reasons import MESSAGE_EXPRESSION, NO_STATUS_EXPRESSION, field_reads
 from workload_map.resolve.results import Condition, WorkloadStatus
 
 # (expression, field) -> outputs; raises ExtractionError
@@ -29,6 +31,8 @@ ErrorSink = Callable[[ExtractionError], None]
 
 _PHASE_FIELD = "statusDefinition.phaseDefinition.path"
 _CONDITIONS_FIELD = "statusDefinition.conditionsDefinition.path"
+_MAPPINGS_FIELD = "statusDefinition.statusMappings"
+_LAST_NAME = re.compile(r"\.\s*\"?([A-Za-z_][A-Za-z0-9_-]*)\"?\s*\]?\s*$")
 
 
 def primary_phase(phases: tuple[str, ...] | list[str]) -> str:
@@ -71,6 +75,7 @@ def extract_status(
             fail(error)
 
     by_type = {condition.type: condition for condition in conditions}  # the last duplicate type wins
+    hits: dict[str, tuple[int, StatusMatcher]] = {}
     phases = _matched_statuses(
         component,
         mappings=definition.status_mappings,
@@ -78,8 +83,29 @@ def extract_status(
         conditions=by_type,
         outputs=outputs,
         fail=fail,
+        hits=hits,
     )
-    return WorkloadStatus(phase=primary_phase(phases), phases=tuple(phases), raw_phase=raw_phase, conditions=conditions)
+    phase = primary_phase(phases)
+    reason = source = None
+    if phase in hits:
+        index, matcher = hits[phase]
+        source = f"{_MAPPINGS_FIELD}.{phase.lower()}[{index}]"
+        reason = _reason(
+            matcher=matcher,
+            definition=definition,
+            raw_phase=raw_phase,
+            conditions=by_type,
+            outputs=outputs,
+            source=source,
+        )
+    return WorkloadStatus(
+        phase=phase,
+        phases=tuple(phases),
+        raw_phase=raw_phase,
+        conditions=conditions,
+        reason=reason,
+        reason_source=source,
+    )
 
 
 def _extract_phase(component: str, path: str, outputs: Outputs) -> str:
@@ -139,6 +165,7 @@ def _matched_statuses(
     conditions: dict[str, Condition],
     outputs: Outputs,
     fail: Callable[[ExtractionError], None],
+    hits: dict[str, tuple[int, StatusMatcher]] | None = None,
 ) -> list[str]:
     matched: list[str] = []
     for status, matchers in mappings.entries():
@@ -158,6 +185,8 @@ def _matched_statuses(
                 hit = False
             if hit:
                 matched.append(status)
+                if hits is not None:
+                    hits[status] = (index, matcher)
                 break  # OR across the matchers of one status
     return matched or [UNDEFINED]
 
@@ -196,3 +225,87 @@ def _matches(
             return False
         return jq_tostring(values[0]) == matcher.by_expression.expected_result
     return True
+
+
+# --- why the primary phase ------------------------------------------------------------------------------------
+
+
+def _reason(
+    *,
+    matcher: StatusMatcher,
+    definition: StatusDefinition,
+    raw_phase: str | None,
+    conditions: dict[str, Condition],
+    outputs: Outputs,
+    source: str,
+) -> str | None:
+    """The status fields behind the matcher that gave the primary phase, in words; then a message from the status.
+
+    Never fails: a field that cannot be read is left out (the matcher itself was already evaluated).
+    """
+    facts: list[str] = []
+    message = ""
+    if matcher.by_phase and definition.phase_definition is not None:
+        facts.append(f"{_field_name(definition.phase_definition.path)} {raw_phase}")
+    for expected in matcher.by_conditions or ():
+        actual = conditions.get(expected.type)
+        if actual is not None:
+            facts.append(_condition_text(actual))
+            message = message or actual.message
+    if matcher.by_expression is not None:
+        expression = matcher.by_expression.expression
+        named = [condition for condition in conditions.values() if f'"{condition.type}"' in expression]
+        if not named and "conditions" in expression:
+            # the expression asks about conditions it does not name (none of these is true): the true ones
+            named = [condition for condition in conditions.values() if condition.status == "True"][:3]
+        for condition in named:
+            facts.append(_condition_text(condition))
+            message = message or (condition.message if condition.status == "True" else "")
+        facts.extend(_expression_facts(expression, outputs, source))
+    if not message:
+        message = _status_message(outputs, source)
+    if not facts and not message and _read(outputs, NO_STATUS_EXPRESSION, source) is True:
+        return "no status yet"
+    facts = list(dict.fromkeys(facts))
+    text = "; ".join(facts)
+    if message:
+        text = f"{text}: {message}" if text else message
+    return text or None
+
+
+def _condition_text(condition: Condition) -> str:
+    text = f"{condition.type}={condition.status}"
+    return f"{text} ({condition.reason})" if condition.reason else text
+
+
+def _field_name(path: str) -> str:
+    """The last field name of a jq path (`.status.jobDeploymentStatus` -> `jobDeploymentStatus`)."""
+    found = _LAST_NAME.search(path)
+    return found.group(1) if found else path.strip()
+
+
+def _expression_facts(expression: str, outputs: Outputs, source: str) -> list[str]:
+    facts: list[str] = []
+    for name, path in field_reads(expression):
+        value = _read(outputs, path, source)
+        if isinstance(value, list):
+            if value and all(isinstance(item, (str, int, float, bool)) for item in value):
+                facts.append(f"{name} {jq_tostring(value)}")
+        elif isinstance(value, bool):
+            facts.append(f"{name} {'true' if value else 'false'}")
+        elif isinstance(value, (str, int, float)) and value != "":
+            facts.append(f"{name} {jq_tostring(value)}")
+    return facts
+
+
+def _status_message(outputs: Outputs, source: str) -> str:
+    value = _read(outputs, MESSAGE_EXPRESSION, source)
+    return value if isinstance(value, str) else ""
+
+
+def _read(outputs: Outputs, expression: str, source: str) -> Any:
+    try:
+        values = outputs(expression, f"{source}.reason")
+    except ExtractionError:
+        return None
+    return values[0] if values else None

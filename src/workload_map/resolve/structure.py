@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from workload_map.model import ComponentDefinition, Karta
 from workload_map.model.extensions import ResourceAliases, resource_aliases
+from workload_map.resolve.reasons import reason_expressions
 from workload_map.resolve.results import FRAGMENTED_FIELDS
 
 _STRUCTURE_FIELD = "spec.structureDefinition"
@@ -135,6 +136,7 @@ def _status_expressions(component: ComponentDefinition) -> Iterator[str]:
             for matcher in matchers or ():
                 if matcher.by_expression is not None:
                     yield matcher.by_expression.expression
+        yield from reason_expressions(status)  # what the reason of the primary phase reads
 
 
 __all__ = ["ComponentSlot", "Structure", "structure_of"]

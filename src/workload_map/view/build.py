@@ -315,4 +315,6 @@ def build_view(
         errors=resolution.errors,
         uid=ref.uid,
         created_at=ref.creation_timestamp or None,
+        reason=resolution.status.reason if resolution.status is not None else None,
+        reason_source=resolution.status.reason_source if resolution.status is not None else None,
     )

@@ -374,6 +374,9 @@ class WorkloadView(msgspec.Struct, frozen=True):
     uid: str = ""
     created_at: str | None = None
     schema_version: str = SCHEMA_VERSION
+    # why the primary phase (the status fields behind the mapping that gave it) and which mapping it was
+    reason: str | None = None
+    reason_source: str | None = None
 
     def walk(self) -> Iterator[tuple[int, ComponentView]]:
         """Every component node, depth first, with its depth (top-level components at 0)."""
@@ -405,6 +408,8 @@ class WorkloadView(msgspec.Struct, frozen=True):
             origin=self.origin,
             phase=self.phase,
             phases=list(self.phases),
+            reason=self.reason,
+            reason_source=self.reason_source,
             file_mode=self.file_mode,
             replicas=self.replicas,
             resources=self.resources.to_document(),
@@ -432,6 +437,20 @@ class WorkloadViewDocument(msgspec.Struct, frozen=True, rename="camel"):
     origin: Annotated[str, Meta(description="Where the definition came from: catalog, cluster or local.")]
     phase: Annotated[str, Meta(description="The primary phase.")]
     phases: Annotated[list[str], Meta(description="The primary phase first, then the other matched phases.")]
+    reason: Annotated[
+        str | None,
+        Meta(
+            description="Why the primary phase: the status fields behind the mapping that gave it (conditions, the "
+            "phase field, the fields its expression reads), then the status message; null when nothing matched."
+        ),
+    ]
+    reason_source: Annotated[
+        str | None,
+        Meta(
+            description="The mapping that gave the primary phase, e.g. "
+            "statusDefinition.statusMappings.failed[2]; null when nothing matched."
+        ),
+    ]
     file_mode: Annotated[bool, Meta(description="Built without pods: current and ready are null.")]
     replicas: Annotated[Replicas, Meta(description="The sum over the top-level components.")]
     resources: Annotated[ResourcesDocument, Meta(description="The sum over the top-level components.")]
