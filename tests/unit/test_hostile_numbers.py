@@ -60,6 +60,16 @@ def test_a_syntax_error_ends_only_its_document() -> None:
     assert [item.index for item in items if isinstance(item, DocumentError)] == [1, 3]
 
 
+def test_a_control_character_is_one_line_and_crlf_streams_resume_at_the_right_document() -> None:
+    items = parse_documents_each('a: "x\x0cy"\r\n---\r\nb: [1\r\n---\r\nc: 3\r\n', "s.yaml")
+    errors = [str(item) for item in items if isinstance(item, DocumentError)]
+    assert errors == [
+        "s.yaml (document 1): invalid YAML at character 6: control characters are not allowed (#x000c)",
+        "s.yaml (document 2): invalid YAML at line 4, column 1: did not find expected ',' or ']'",
+    ]
+    assert [item.value for item in items if not isinstance(item, DocumentError)] == [{"c": 3}]
+
+
 def test_strict_loading_still_fails_on_the_first_bad_document() -> None:
     with pytest.raises(DocumentError, match="an integer of 5000 digits"):
         parse_documents(f"a: 1\n---\nb: {BIG}\n")

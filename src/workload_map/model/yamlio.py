@@ -205,7 +205,7 @@ def parse_documents_each(text: str, source: str = "<text>") -> list[Document | D
         resume = _next_marker(rest, line - offset_line, inclusive=column == 0)
         if resume is None:
             return results
-        rest = "".join(rest.splitlines(keepends=True)[resume:])
+        rest = "\n".join(rest.split("\n")[resume:])  # lines as YAML counts them (not str.splitlines: \f, \x1c)
         offset_line += resume
         index += 1
 
@@ -216,8 +216,8 @@ _MARKER = re.compile(r"^---(?:[ \t].*)?$")
 def _next_marker(text: str, line: int, *, inclusive: bool) -> int | None:
     """The index of the first document-start line (`---`) of `text` after line `line` (0-based; at it too when
     `inclusive`), never the first line (reading must move on)."""
-    for number, content in enumerate(text.splitlines()):
-        if number > 0 and (number > line or (inclusive and number == line)) and _MARKER.match(content):
+    for number, content in enumerate(text.split("\n")):
+        if number > 0 and (number > line or (inclusive and number == line)) and _MARKER.match(content.rstrip("\r")):
             return number
     return None
 
@@ -266,6 +266,9 @@ def _reset(loader: Any) -> None:
 def _message(exc: BaseException, offset_line: int) -> str:
     if isinstance(exc, RecursionError):
         return "document is nested too deeply"
+    if isinstance(exc, yaml.reader.ReaderError):  # one line, not PyYAML's two
+        character = exc.character if isinstance(exc.character, int) else ord(exc.character or "\0")
+        return f"invalid YAML at character {exc.position + 1}: {exc.reason} (#x{character:04x})"
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + offset_line + 1}, column {mark.column + 1}" if mark else ""
