@@ -63,7 +63,7 @@ def test_version(tmp_path: Path) -> None:
 def test_the_readme_first_command(tmp_path: Path) -> None:
     result = run_installed(["describe", "-f", "examples/pytorchjob.yaml"], home=tmp_path)
     assert result.code == 0 and result.stderr == ""
-    assert "Phase: Running" in result.stdout
+    assert "Phase: Running" in result.stdout  # followed by the reason behind it
     assert result.stdout.splitlines()[-1].split() == ["TOTAL", "5", "33", "20", "80Gi"]
 
 

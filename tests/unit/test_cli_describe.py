@@ -64,7 +64,7 @@ def test_pytorchjob_example_shows_tree_phase_and_totals_of_33_gpus_and_5_replica
     assert lines[0].startswith("PyTorchJob/llama-finetune")
     assert "|-- master   replicas: 1   gpu: 1" in lines
     assert "`-- worker   replicas: 4   gpu: 32" in lines
-    assert "Phase: Running" in lines
+    assert any(line.startswith("Phase: Running") for line in lines)
     assert lines[-1].split() == ["TOTAL", "5", "33", "20", "80Gi"]
 
 
@@ -240,6 +240,18 @@ def test_an_uncovered_custom_resource_is_told_how_to_get_a_definition(wmap: Wmap
     assert 'no definition covers apps.nvidia.com/v1alpha1/NIMPipeline "pipeline"' in result.stderr
     assert "does not look like a workload" not in result.stderr  # its pods are nested where we cannot guess
     assert "write a Karta definition for this type" in result.stderr and "--definitions" in result.stderr
+
+
+def test_the_phase_line_says_why_in_one_line_of_the_terminal_width(wmap: Wmap, tmp_path: Path) -> None:
+    fixture = REPO / "tests" / "fixtures" / "status" / "ray-io-rayjob-v1__failed-while-deployment-running.yaml"
+    rayjob = yaml.safe_load(fixture.read_text(encoding="utf-8"))["object"]
+    result = wmap("describe", "-f", write(tmp_path / "rayjob.yaml", yaml.safe_dump(rayjob)))
+    assert result.code == 0, result.stderr
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("Phase:")]
+    assert line.startswith("Phase: Failed,Running (jobDeploymentStatus Running; jobStatus FAILED: Job en")
+    assert line.endswith("...)") and len(line) <= 80
+    whole = json.loads(wmap("describe", "-f", str(tmp_path / "rayjob.yaml"), "-o", "json").stdout)
+    assert "No module named 'pendulum'" in whole["reason"]  # the whole reason stays in JSON
 
 
 def test_unquoted_timestamps_in_a_manifest_are_read_as_kubectl_reads_them(wmap: Wmap, tmp_path: Path) -> None:

@@ -228,7 +228,7 @@ def header(view: WorkloadView, options: TreeOptions, origin: Origin) -> list[Lin
     return _wrap_fields(fields, options.width)
 
 
-def phase_line(view: WorkloadView, origin: Origin) -> Line:
+def phase_line(view: WorkloadView, origin: Origin, width: int = 80) -> Line:
     line: Line = [("Phase: ", "heading")]
     for index, phase in enumerate(view.phases or (view.phase,)):
         if index:
@@ -236,7 +236,20 @@ def phase_line(view: WorkloadView, origin: Origin) -> Line:
         line.append((phase, PHASE_STYLES.get(phase, "")))
     if view.file_mode and origin.manifest_status is False:
         line.append((" (the manifest has no status yet)", "muted"))
+    elif view.reason:
+        room = width - len(plain(line)) - 3
+        line.append((f" ({reason_text(view.reason, room)})", "muted"))
     return line
+
+
+def reason_text(reason: str, limit: int) -> str:
+    """The reason behind the phase in at most `limit` characters of one line: its first line, cut with `...` (the
+    whole text is `reason` in `-o json`); the line writer escapes what a terminal must not receive raw."""
+    first, _, rest = reason.strip().partition("\n")
+    limit = max(limit, 12)
+    if rest.strip() and len(first) + 4 <= limit:
+        return first + " ..."
+    return first if len(first) <= limit else first[: limit - 3] + "..."
 
 
 def _is_table_row(component: ComponentView) -> bool:
@@ -296,6 +309,6 @@ def render_workload(view: WorkloadView, options: TreeOptions | None = None, orig
     rows = _TreeBuilder(view, opts).build()
     if rows:
         lines += [[], *align(rows)]
-    lines += [[], phase_line(view, where)]
+    lines += [[], phase_line(view, where, opts.width)]
     lines += [[], *resources_table(view)]
     return lines
