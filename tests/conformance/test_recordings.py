@@ -15,7 +15,6 @@ The recordings are read from the shared directory (never copied into the repo): 
 
 from __future__ import annotations
 
-import copy
 import os
 import re
 import sys
@@ -28,6 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.flows import merge_patch
 from workload_map.catalog import DefinitionRegistry, builtin_definitions
 from workload_map.model import Karta
 from workload_map.resolve import Workload
@@ -167,19 +167,6 @@ def test_each_recording_is_read_with_the_definition_of_the_same_name() -> None:
 # --- ACTION events ----------------------------------------------------------------------------------------------
 
 
-def _merge(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = _merge(result.get(key), value)
-    return result
-
-
 def _previous_object(event: Event) -> dict[str, Any] | None:
     events = _recording(event.recording).get("events") or []
     for earlier in reversed(events[: event.index]):
@@ -209,7 +196,7 @@ def test_action_has_the_recorded_effect(event: Event | None) -> None:
     before = _previous_object(event)
     assert before is not None, f"{event.id}: no STATE before the action"
     karta = definition_for(before)
-    recorded = _merge(before, _recorded_patch(event))
+    recorded = merge_patch(before, _recorded_patch(event))
     name = (event.data.get("action") or {}).get("name")
     if name in ("Suspend", "Resume"):
         workload = Workload(karta, before)
@@ -217,7 +204,7 @@ def test_action_has_the_recorded_effect(event: Event | None) -> None:
             workload.suspend()
         else:
             workload.resume()
-        assert _merge(before, workload.merge_patch()) == recorded, f"{event.id}: {name} differs from the recording"
+        assert merge_patch(before, workload.merge_patch()) == recorded, f"{event.id}: {name} differs from the recording"
     elif name == "Scale":
         assert _scales(karta, recorded) != _scales(karta, before), f"{event.id}: the definition misses the scale"
     else:
