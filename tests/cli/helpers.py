@@ -121,3 +121,9 @@ def run_installed(
         check=False,
     )
     return Result(done.returncode, done.stdout, done.stderr)
+
+
+def write(path: Path, text: str) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return str(path)

@@ -8,19 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.cli.helpers import REPO, Result, Wmap, invoke
+from tests.cli.helpers import Result, Wmap
 from workload_map.catalog import builtin_definitions
 from workload_map.model import load_definitions
-
-
-@pytest.fixture
-def wmap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Wmap:
-    monkeypatch.chdir(REPO)
-
-    def call(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> Result:
-        return invoke(args, home=tmp_path, stdin=stdin, env=env)
-
-    return call
 
 
 def names(result: Result) -> list[str]:

@@ -8,22 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import yaml
 
-from tests.cli.helpers import REPO, Result, Wmap, invoke
+from tests.cli.helpers import REPO, Result, Wmap
 
 FALLBACK = "; showing built-in definitions only"
-
-
-@pytest.fixture
-def wmap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Wmap:
-    monkeypatch.chdir(REPO)
-
-    def call(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> Result:
-        return invoke(args, home=tmp_path, stdin=stdin, env=env)  # HOME without ~/.kube/config, no $KUBECONFIG
-
-    return call
 
 
 def _rows(result: Result) -> list[list[str]]:

@@ -15,25 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.cli.helpers import EXAMPLES, GOLDEN, REPO, Result, Wmap, invoke
+from tests.cli.helpers import EXAMPLES, GOLDEN, REPO, Result, Wmap, invoke, write
 
 EXAMPLE_NAMES = ["pytorchjob", "jobset", "leaderworkerset", "raycluster", "dynamo-graph"]
-
-
-@pytest.fixture
-def wmap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Wmap:
-    monkeypatch.chdir(REPO)
-
-    def call(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> Result:
-        return invoke(args, home=tmp_path, stdin=stdin, env=env)
-
-    return call
-
-
-def write(path: Path, text: str) -> str:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return str(path)
 
 
 CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n"

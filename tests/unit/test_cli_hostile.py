@@ -15,26 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.cli.helpers import EXAMPLES, REPO, Result, Wmap, clean_env, executable, invoke
+from tests.cli.helpers import EXAMPLES, REPO, Wmap, clean_env, executable, write
 
 CONTROL = [chr(c) for c in range(0x20) if c != 0x0A] + ["\x7f"] + [chr(c) for c in range(0x80, 0xA0)]
 PREFIXES = ("error: ", "hint: ", "warning: ")
-
-
-@pytest.fixture
-def wmap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Wmap:
-    monkeypatch.chdir(REPO)
-
-    def call(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> Result:
-        return invoke(args, home=tmp_path, stdin=stdin, env=env)
-
-    return call
-
-
-def write(path: Path, text: str) -> str:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return str(path)
 
 
 def assert_terminal_safe(text: str) -> None:

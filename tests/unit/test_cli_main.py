@@ -15,17 +15,6 @@ from tests.cli.helpers import REPO, Result, Wmap, invoke, run_installed
 from workload_map import __version__
 from workload_map.cli.completion import cobra_complete
 
-
-@pytest.fixture
-def wmap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Wmap:
-    monkeypatch.chdir(REPO)
-
-    def call(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> Result:
-        return invoke(args, home=tmp_path, stdin=stdin, env=env)
-
-    return call
-
-
 # --- root ---------------------------------------------------------------------------------------------------
 
 

@@ -4,22 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import yaml
 
-from tests.cli.helpers import REPO, Result, Wmap, invoke
+from tests.cli.helpers import REPO, Wmap
 
 FIXTURES = REPO / "tests" / "fixtures" / "definitions"
-
-
-@pytest.fixture
-def wmap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Wmap:
-    monkeypatch.chdir(REPO)
-
-    def call(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> Result:
-        return invoke(args, home=tmp_path, stdin=stdin, env=env)
-
-    return call
 
 
 def pytorchjob_definition(wmap: Wmap, tmp_path: Path, worker_replicas_path: str | None = None) -> str:
