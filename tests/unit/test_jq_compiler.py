@@ -346,3 +346,10 @@ def test_the_step_budget_stops_runaway_work() -> None:
 
 def test_recursive_definitions_are_left_to_libjq() -> None:
     assert compiler.compile_closure("def f: if . > 0 then . - 1 | f else . end; f") is None
+
+
+def test_nan_is_written_as_null_like_libjq() -> None:
+    for expr in ("[sqrt] | tojson", "{a: sqrt} | tostring"):
+        run = compiler.compile_closure(expr)
+        assert run is not None
+        assert run(-1, 1000) == _libjq(expr, -1) == ["[null]" if expr.startswith("[") else '{"a":null}'], expr

@@ -236,7 +236,7 @@ def _dump(value: Any) -> str:
     if kind is bool:
         return "true" if value else "false"
     if kind is int or kind is float:
-        return _format_number(value)
+        return "null" if kind is float and math.isnan(value) else _format_number(value)  # libjq: NaN is null
     if kind is list:
         return "[" + ",".join(_dump(item) for item in value) + "]"
     return "{" + ",".join(f"{_dump_string(k)}:{_dump(v)}" for k, v in value.items()) + "}"
