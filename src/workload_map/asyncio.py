@@ -51,6 +51,8 @@ from workload_map.cluster.aio import (
     top_level,
     walk_pod_owners,
 )
+from workload_map.cluster.informer import Backoff, Change, Store, Synced, WatchedResource
+from workload_map.cluster.informer_aio import AsyncInformer
 from workload_map.errors import WorkloadMapError
 from workload_map.jq import EvaluationPolicy, JqError, JqLimitError
 from workload_map.jq.aio import WorkerPool
@@ -61,7 +63,10 @@ __all__ = [
     "AsyncApiClient",
     "AsyncCluster",
     "AsyncDiscovery",
+    "AsyncInformer",
     "AsyncOwnerLoader",
+    "Backoff",
+    "Change",
     "ClusterDefinitions",
     "ClusterError",
     "Conflict",
@@ -79,10 +84,13 @@ __all__ = [
     "Operation",
     "RequestRecord",
     "ResolvedType",
+    "Store",
+    "Synced",
     "TopLevelResult",
     "TypeNotCovered",
     "Unauthorized",
     "Unreachable",
+    "WatchedResource",
     "WorkerPool",
     "WorkloadMapError",
     "WorkloadNotFound",

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from workload_map.cluster.client import USER_AGENT, Recorder, http_settings, invalid_server
+from workload_map.cluster.client import USER_AGENT, Recorder, RequestRecord, http_settings, invalid_server
 from workload_map.cluster.core import (
     DEFAULT_CHUNK_SIZE,
     JSON,
@@ -161,6 +161,30 @@ class AsyncApiClient(Recorder):
         except transport_errors(self._http_errors) as exc:
             raise self._failed(call, exc, self._http_errors, start) from None
         return self._answered(call, response.status_code, response.content, response.headers.get("content-type"), start)
+
+    async def stream_lines(self, call: Call, *, read_timeout: float) -> AsyncIterator[bytes]:
+        """Send one request whose answer is a stream (a watch) and yield each line of it as it arrives; the stream
+        may stay silent `read_timeout` seconds. A status of 400 or more raises its `ClusterError` (as `send`); a
+        stream that breaks raises `Unreachable`. The request is recorded once, when the stream ends."""
+        start = time.perf_counter()
+        timeout = self._http_errors.Timeout(self.context.request_timeout, read=read_timeout)
+        size = 0
+        try:
+            async with self._http.stream(
+                call.method, call.path, params=dict(call.params or {}), headers=call.headers, timeout=timeout
+            ) as response:
+                if response.status_code >= 400:
+                    content = await response.aread()
+                    self._answered(call, response.status_code, content, response.headers.get("content-type"), start)
+                    return  # pragma: no cover - _answered raised
+                async for line in response.aiter_lines():
+                    size += len(line) + 1
+                    if line:
+                        yield line.encode()
+                status = response.status_code
+        except transport_errors(self._http_errors) as exc:
+            raise self._failed(call, exc, self._http_errors, start) from None
+        self._record(RequestRecord(call.method, call.path, call.query, status, time.perf_counter() - start, size))
 
     async def handle(self, need: Need) -> Any:
         """Answer one need of an operation: a `Call` (sent), a `Gather` (sent concurrently, `limit` at a time)."""
