@@ -48,7 +48,7 @@ def test_the_default_is_the_plan(tmp_path: Path) -> None:
     result = wmap("-f", str(FIXTURES / "leaderworkerset.yaml"), home=tmp_path)
     assert result.code == 0, result.stderr
     (plan,) = documents(result)
-    assert plan["schemaVersion"] == "workloadmap.io/gang/v1"
+    assert plan["schemaVersion"] == "workloadmap.io/gang/v2"
     assert [(gang["name"], gang["minMember"], gang["replica"]) for gang in plan["gangs"]] == [
         ("llm-0", 4, "0"),
         ("llm-1", 4, "1"),

@@ -330,17 +330,28 @@ def native_variant(
     return Workload(karta_from_text(head + sub_groups + "\n"), obj("inferencegraph"), validate=validate)
 
 
-def test_nested_sub_groups_name_their_parent_and_only_top_level_ones_count() -> None:
+def test_nested_sub_groups_make_the_enclosing_one_a_parent_that_requires_its_children() -> None:
     nested = native_variant(
-        "        subGroups:\n        - componentName: engines\n        - componentName: prefill", nested=True
+        "        subGroups:\n        - componentName: engines\n        - componentName: prefill\n"
+        "        - componentName: decode",
+        nested=True,
     )
     (gang,) = plan(nested.resolve()).gangs
-    assert [(group.name, group.min_member, group.parent) for group in gang.sub_groups] == [
-        ("engines", 6, None),
-        ("prefill", 2, "engines"),
+    assert [(group.name, group.min_member, group.min_sub_group, group.parent) for group in gang.sub_groups] == [
+        ("engines", None, 2, None),
+        ("prefill", 2, None, "engines"),
+        ("decode", 4, None, "engines"),
     ]
     assert gang.min_sub_group == 1
     assert gang.min_member == 6
+
+
+def test_a_parent_with_pods_no_nested_sub_group_covers_is_an_error() -> None:
+    nested = native_variant(
+        "        subGroups:\n        - componentName: engines\n        - componentName: prefill", nested=True
+    )
+    with pytest.raises(GangError, match="sub-group engines holds pods of decode that no nested sub-group covers"):
+        plan(nested.resolve())
 
 
 def test_a_sub_group_whose_pods_cannot_be_counted_is_an_error() -> None:
@@ -438,7 +449,7 @@ def test_jq_paths_compare_in_one_spelling() -> None:
 
 def test_the_plan_serialises_with_its_schema_version() -> None:
     document = plan(workload("leaderworkerset").resolve(), pods("leaderworkerset")).to_dict()
-    assert document["schemaVersion"] == "workloadmap.io/gang/v1"
+    assert document["schemaVersion"] == "workloadmap.io/gang/v2"
     assert document["workload"]["kind"] == "LeaderWorkerSet"
     assert document["gangs"][0]["minMember"] == 4
     assert document["gangs"][0]["minResources"] == {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": "32"}

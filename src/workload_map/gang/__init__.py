@@ -19,6 +19,7 @@ from workload_map.gang.errors import (
     InvalidPodGroupName,
     MissingScaleError,
     NoGangInstructions,
+    UnsatisfiableGang,
 )
 from workload_map.gang.exports import (
     FORMATS,
@@ -82,6 +83,7 @@ __all__ = [
     "StructureSummary",
     "SubGroupPlan",
     "Topology",
+    "UnsatisfiableGang",
     "export",
     "format_resources",
     "infer_pod_component",

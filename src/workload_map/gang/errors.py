@@ -5,6 +5,7 @@ GangError (WorkloadMapError, ValueError)
 ├── InstanceIdError          an empty or unknown instance id given to a scale computation
 ├── MissingScaleError        a sub-group component whose subtree scale is 0 (no replica scale definition)
 ├── InvalidPodGroupName      group keys or names that do not make a valid Kubernetes name
+├── UnsatisfiableGang        a gang that could never form (a minimum above what will ever exist before it is met)
 └── ExportError              a plan that cannot be written in the requested format (e.g. more than 8 PodSets)
 """
 
@@ -49,3 +50,8 @@ class InvalidPodGroupName(GangError):  # noqa: N818 (upstream's wording)
 
 class ExportError(GangError):
     """The plan cannot be written in the requested scheduler format."""
+
+
+class UnsatisfiableGang(GangError):  # noqa: N818 (reads as a sentence)
+    """A gang whose minimum can never be met: more pods or sub-groups than the spec asks for, or members counted
+    that the controller creates only after others are ready. The message names the gang and the reason."""

@@ -25,7 +25,7 @@ from typing import Any, Final, Literal, get_args
 from workload_map.errors import ArgumentTypeError
 from workload_map.gang.errors import ExportError
 from workload_map.gang.names import join_name
-from workload_map.gang.types import Gang, GangPlan, GangRole, Topology, format_resources
+from workload_map.gang.types import Gang, GangPlan, GangRole, SubGroupPlan, Topology, format_resources
 
 __all__ = [
     "COSCHEDULING_API_VERSION",
@@ -106,8 +106,9 @@ def _kai_topology(topology: Topology) -> dict[str, Any]:
 
 def min_member_of(manifest: Mapping[str, Any]) -> int:
     """The minimum number of pods an exported object asks for, whatever its format: `spec.minMember` of a
-    PodGroup (KAI with sub-groups: the sum of the top-level sub-groups' `minMember`), the sum of `minCount` (else
-    `count`) over a Kueue Workload's podSets, `gang.minCount` of a Workload-API PodGroup."""
+    PodGroup (KAI with `minSubGroup`: the fewest pods that meet the tree, each parent's cheapest `minSubGroup`
+    children), the sum of `minCount` (else `count`) over a Kueue Workload's podSets, `gang.minCount` of a
+    Workload-API PodGroup."""
     spec = manifest.get("spec") or {}
     kind, api_version = manifest.get("kind"), str(manifest.get("apiVersion", ""))
     if kind == "PodGroup" and api_version.startswith("scheduling.k8s.io/"):
@@ -115,28 +116,57 @@ def min_member_of(manifest: Mapping[str, Any]) -> int:
     if kind == "PodGroup":
         if "minMember" in spec:
             return int(spec["minMember"])
-        groups = spec.get("subGroups") or []
-        return sum(int(group.get("minMember", 0)) for group in groups if not group.get("parent"))
+        return _kai_tree_minimum(spec.get("subGroups") or [], int(spec.get("minSubGroup", 0)))
     if kind == "Workload" and api_version.startswith("kueue.x-k8s.io/"):
         return sum(int(pod_set.get("minCount", pod_set.get("count", 0))) for pod_set in spec.get("podSets") or [])
     raise ExportError(f"{api_version} {kind} has no single min member (a Workload API Workload holds templates)")
 
 
+def _kai_tree_minimum(groups: list[dict[str, Any]], root_required: int) -> int:
+    children: dict[str | None, list[dict[str, Any]]] = {}
+    for group in groups:
+        children.setdefault(group.get("parent"), []).append(group)
+
+    def cost(group: dict[str, Any]) -> int:
+        if "minSubGroup" not in group:
+            return int(group.get("minMember", 0))
+        return cheapest(children.get(group["name"], []), int(group["minSubGroup"]))
+
+    def cheapest(nodes: list[dict[str, Any]], required: int) -> int:
+        return sum(sorted(cost(node) for node in nodes)[:required])
+
+    return cheapest(children.get(None, []), root_required)
+
+
 # --- KAI -----------------------------------------------------------------------------------------------------------
 
 
-def to_kai(plan: GangPlan, *, queue: str | None = None, priority_class: str | None = None) -> list[dict[str, Any]]:
-    """One KAI `scheduling.run.ai/v2alpha2` PodGroup per gang.
+def _kai_sub_group(group: SubGroupPlan) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": group.name}
+    if group.parent is not None:
+        entry["parent"] = group.parent
+    if group.min_sub_group is not None:
+        entry["minSubGroup"] = group.min_sub_group
+    else:
+        entry["minMember"] = group.min_member or 0
+    if group.topology is not None:
+        entry["topologyConstraint"] = _kai_topology(group.topology)
+    return entry
 
-    `spec.minMember` is the gang's min member; with KAI-native sub-groups, `spec.subGroups[{name, minMember,
-    parent?, topologyConstraint?}]` and `spec.minSubGroup` (the number of top-level sub-groups) replace it (KAI makes
-    the two mutually exclusive). A min member of 0 (nothing to wait for) leaves `minMember` unset, as KAI's schema
-    requires at least 1.
+
+def to_kai(plan: GangPlan, *, queue: str | None = None, priority_class: str | None = None) -> list[dict[str, Any]]:
+    """One KAI `scheduling.run.ai/v2alpha2` PodGroup per gang, with the gang's tree as `spec.subGroups`.
+
+    Leaves carry `minMember`, parents `minSubGroup` (KAI allows one or the other on a sub-group), and a sub-group
+    names its `parent`. The root asks for `spec.minSubGroup` (the top-level sub-groups required) or, when the plan
+    requires pods at the root, `spec.minMember` (the two are exclusive). A root min member of 0 (nothing to wait
+    for) leaves it unset, as KAI's schema requires at least 1. Pods join with the `pod-group-name` annotation and
+    their leaf's `kai.scheduler/subgroup-name` label (`pod_join`).
     """
     manifests = []
     for gang in plan.gangs:
         spec: dict[str, Any] = {}
-        if gang.sub_groups:
+        if gang.sub_groups and gang.min_sub_group is not None:
             spec["minSubGroup"] = gang.min_sub_group
         elif gang.min_member > 0:
             spec["minMember"] = gang.min_member
@@ -147,15 +177,7 @@ def to_kai(plan: GangPlan, *, queue: str | None = None, priority_class: str | No
         if gang.topology is not None:
             spec["topologyConstraint"] = _kai_topology(gang.topology)
         if gang.sub_groups:
-            groups = []
-            for group in gang.sub_groups:
-                entry: dict[str, Any] = {"name": group.name, "minMember": group.min_member}
-                if group.parent is not None:
-                    entry["parent"] = group.parent
-                if group.topology is not None:
-                    entry["topologyConstraint"] = _kai_topology(group.topology)
-                groups.append(entry)
-            spec["subGroups"] = groups
+            spec["subGroups"] = [_kai_sub_group(group) for group in gang.sub_groups]
         manifests.append(
             {"apiVersion": KAI_API_VERSION, "kind": "PodGroup", "metadata": _metadata(plan, gang.name), "spec": spec}
         )
@@ -166,10 +188,28 @@ def to_kai(plan: GangPlan, *, queue: str | None = None, priority_class: str | No
 
 
 def _tasks(gang: Gang) -> dict[str, int]:
-    """Volcano task name -> min pods: the top-level sub-groups for a KAI-native gang, else the roles."""
-    if gang.sub_groups:
-        return {group.name: group.min_member for group in gang.sub_groups if group.parent is None}
-    return {role.name: role.min_count for role in gang.roles if role.min_count > 0}
+    """Volcano task name -> min pods: the leaves of a gang with sub-groups (a pod's task is its leaf), else the
+    roles. A leaf is a task only when the whole path above it is required (each parent requires every child): a
+    minimum per task cannot say "any k of these"."""
+    if not gang.sub_groups:
+        return {role.name: role.min_count for role in gang.roles if role.min_count > 0}
+    groups = {group.name: group for group in gang.sub_groups}
+    children: dict[str | None, int] = {}
+    for group in gang.sub_groups:
+        children[group.parent] = children.get(group.parent, 0) + 1
+
+    def all_required(name: str | None) -> bool:
+        if name is None:
+            return gang.min_sub_group is None or gang.min_sub_group >= children.get(None, 0)
+        group = groups[name]
+        required = group.min_sub_group is None or group.min_sub_group >= children.get(name, 0)
+        return required and all_required(group.parent)
+
+    return {
+        group.name: group.min_member
+        for group in gang.sub_groups
+        if group.min_sub_group is None and group.min_member and group.deferred is None and all_required(group.parent)
+    }
 
 
 def to_volcano(plan: GangPlan, *, queue: str | None = None, priority_class: str | None = None) -> list[dict[str, Any]]:

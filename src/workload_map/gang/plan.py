@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workload_map.errors import ArgumentTypeError
-from workload_map.gang import alpha, native
+from workload_map.gang import alpha, tree
 from workload_map.gang.builder import Builder
 from workload_map.gang.errors import NoGangInstructions
 from workload_map.gang.scale import scale_mode
@@ -63,7 +63,7 @@ def plan(
     ref = resolution.object
     base = ref.name or resolution.definition
     if summary.format == "podGroup":
-        gangs, memberships = native.build(builder, base, pods)
+        gangs, memberships = tree.build(builder, base, pods)
     else:
         gangs, memberships = alpha.build(builder, base, pods)
     return GangPlan(

@@ -1,4 +1,4 @@
-"""The JSON Schema of the gang plan (`schemaVersion: workloadmap.io/gang/v1`), generated from the Structs that
+"""The JSON Schema of the gang plan (`schemaVersion: workloadmap.io/gang/v2`), generated from the Structs that
 declare the document (`GangPlanDocument` and its parts, `workload_map.gang.types`).
 
 The schema ships as `plan.schema.json` in this package; `scripts/gen_schemas.py` writes it and a test checks the

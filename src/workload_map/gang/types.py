@@ -1,7 +1,7 @@
 """The gang plan's result types: `GangPlan` and its gangs, roles, sub-groups, topologies and pod memberships.
 
 Frozen msgspec Structs; `workload_map.gang.plan` builds them and every export (`workload_map.gang.exports`) reads
-them. The JSON plan (`schemaVersion: workloadmap.io/gang/v1`) is declared once, by the `*Document` Structs below:
+them. The JSON plan (`schemaVersion: workloadmap.io/gang/v2`) is declared once, by the `*Document` Structs below:
 `to_document()` builds one, `to_dict()` is `msgspec.to_builtins` of it and `workload_map.gang.json_schema()` is
 generated from them. `Topology` is its own JSON form; the other types hold what the JSON leaves out or writes
 differently (a role's pod template, exact `Fraction` requests, a gang's template name and split keys).
@@ -48,7 +48,7 @@ def _builtins(document: msgspec.Struct) -> dict[str, Any]:
     return out
 
 
-SCHEMA_VERSION: Final = "workloadmap.io/gang/v1"
+SCHEMA_VERSION: Final = "workloadmap.io/gang/v2"
 """The `schemaVersion` of `GangPlan.to_dict()`."""
 
 
@@ -131,21 +131,44 @@ class GangRoleDocument(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
 
 
 class SubGroupPlan(msgspec.Struct, frozen=True):
-    """A KAI-native sub-group: the pods of `component` (or any descendant), `min_member` of them required."""
+    """One node of a gang's tree: the pods of `component` (or any descendant), of one `instance` and `replica`
+    when the tree splits there.
+
+    A leaf requires `min_member` pods; a parent (a node other nodes name as `parent`) requires `min_sub_group` of
+    its children instead (never both, as KAI requires). `count` is the pods the spec asks for under it, `roles`
+    (leaves) who they are. `deferred` says why the node's pods are created only later (then it is not required
+    until they exist); `pods` names its pods (plans with pods only).
+    """
 
     name: str
     component: str
-    min_member: int
+    min_member: int | None = None
+    min_sub_group: int | None = None
     parent: str | None = None
+    instance: str | None = None
+    replica: str | None = None
+    count: int = 0
+    roles: tuple[GangRole, ...] = ()
+    deferred: str | None = None
     topology: Topology | None = None
     pods: tuple[str, ...] = ()
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.min_sub_group is None
 
     def to_document(self) -> SubGroupPlanDocument:
         return SubGroupPlanDocument(
             name=self.name,
             component=self.component,
-            min_member=self.min_member,
+            instance=given(self.instance),
+            replica=given(self.replica),
+            min_member=given(self.min_member),
+            min_sub_group=given(self.min_sub_group),
+            count=self.count,
             parent=given(self.parent),
+            roles=[role.to_document() for role in self.roles],
+            deferred=given(self.deferred),
             topology=given(self.topology),
             pods=list(self.pods),
         )
@@ -155,12 +178,20 @@ class SubGroupPlan(msgspec.Struct, frozen=True):
 
 
 class SubGroupPlanDocument(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
-    """A KAI-native sub-group: the pods of a component (or any descendant), minMember of them required."""
+    """One node of a gang's tree: a leaf requires minMember pods, a parent minSubGroup of its children."""
 
     name: str
     component: str
-    min_member: _Count
-    parent: Annotated[str, Meta(description="The enclosing sub-group.")] | UnsetType = UNSET
+    instance: Annotated[str, Meta(description="The instance the node is split on.")] | UnsetType = UNSET
+    replica: Annotated[str, Meta(description="The replica index the node is split on.")] | UnsetType = UNSET
+    min_member: Annotated[_Count, Meta(description="Leaves: the pods required.")] | UnsetType = UNSET
+    min_sub_group: Annotated[_Count, Meta(description="Parents: the children required.")] | UnsetType = UNSET
+    count: Annotated[_Count, Meta(description="The pods the spec asks for under this node.")]
+    parent: Annotated[str, Meta(description="The enclosing node.")] | UnsetType = UNSET
+    roles: Annotated[list[GangRoleDocument], Meta(description="Leaves: whose pods they are.")] = []
+    deferred: (
+        Annotated[str, Meta(description="Why its pods are created later (not required until they exist).")] | UnsetType
+    ) = UNSET
     topology: Topology | UnsetType = UNSET
     pods: Annotated[list[str], Meta(description="Its pods' names (plans with pods only).")]
 
@@ -335,7 +366,7 @@ class GangPlan(msgspec.Struct, frozen=True):
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON plan (`schemaVersion: workloadmap.io/gang/v1`), plain dicts and lists."""
+        """The JSON plan (`schemaVersion: workloadmap.io/gang/v2`), plain dicts and lists."""
         return _builtins(self.to_document())
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from workload_map.model.gang_rules import gang_rule_expressions
 from workload_map.model.types import Karta
 
 JQ_FIELDS: dict[str, frozenset[str]] = {
@@ -69,8 +70,12 @@ def _layout(cls: type) -> tuple[tuple[str, str, bool], ...]:
 
 
 def jq_fields(karta: Karta) -> Iterator[tuple[str, str]]:
-    """(YAML field path, expression) of every non-empty jq expression of the definition, in document order."""
+    """(YAML field path, expression) of every non-empty jq expression of the definition, in document order: the
+    spec's, then those of the `workloadmap.io/` extension annotations (they pass the same checks)."""
     yield from _walk(karta.spec, "spec")
+    annotations = karta.metadata.annotations if karta.metadata else None
+    for path, expression, _ in gang_rule_expressions(annotations):
+        yield path, expression
 
 
 def _walk(node: Any, path: str) -> Iterator[tuple[str, str]]:

@@ -157,6 +157,11 @@ class PodQuerier:
             raise SelectorError("query result is empty", path=expr)
         return value
 
+    def single_string(self, expr: str, what: str) -> str:
+        """The one non-empty string (or Go-formatted value) `expr` gives on the pod; `SelectorError` otherwise,
+        naming `what` it was read for."""
+        return self._single_string(expr, what)
+
     def _single_string(self, expr: str, what: str) -> str:
         try:
             return go_string(self._single(expr))

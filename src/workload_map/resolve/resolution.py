@@ -461,13 +461,14 @@ class Resolution(_Frozen):
     the caller supplied for definitions that reference other objects (looked up with `related_object`).
     """
 
-    __slots__ = ("_structure", "components", "karta", "object", "policy", "related")
+    __slots__ = ("_snapshot", "_structure", "components", "karta", "object", "policy", "related")
     karta: Karta
     object: ObjectRef
     policy: EvaluationPolicy
     components: dict[str, ResolvedComponent]
     related: tuple[Mapping[str, Any], ...]
     _structure: Structure
+    _snapshot: Snapshot
 
     def __init__(self, structure: Structure, snapshot: Snapshot, *, related: Sequence[Mapping[str, Any]] = ()) -> None:
         components = {name: ResolvedComponent(slot, structure, snapshot) for name, slot in structure.slots.items()}
@@ -479,6 +480,7 @@ class Resolution(_Frozen):
             components=components,
             related=tuple(related),
             _structure=structure,
+            _snapshot=snapshot,
         )
 
     def __repr__(self) -> str:
@@ -535,6 +537,12 @@ class Resolution(_Frozen):
     def parent_of(self, name: str) -> ResolvedComponent | None:
         parent = self.component(name).parent
         return self.components.get(parent) if parent else None
+
+    def evaluate(self, expression: str, *, field: str) -> list[Any]:
+        """The outputs of one more of the definition's expressions on the object (an extension's, e.g. the
+        `workloadmap.io/gang` annotation's), evaluated once under the resolution's policy and cached with the
+        others; a jq failure is an `ExtractionError` at `field` (the expression's field path)."""
+        return list(self._snapshot.outputs(expression, self.root, field))
 
     def related_object(self, api_version: str, kind: str, name: str, namespace: str = "") -> Mapping[str, Any] | None:
         """The supplied related object of that apiVersion, kind, name (and namespace), if the caller gave it."""

@@ -30,6 +30,7 @@ from workload_map.model.extensions import (
     resource_alias_problems,
     resource_aliases,
 )
+from workload_map.model.gang_rules import GANG_RULES, gang_rule_problems, gang_rules
 from workload_map.validation.findings import ERROR, WARNING, Finding
 from workload_map.validation.jqcheck import jq_findings
 from workload_map.validation.labels import label_key_problems, label_value_problems
@@ -106,6 +107,7 @@ def validate(karta: Karta) -> list[Finding]:
     findings += _attribution(components)
     findings += _additional_kinds(karta)
     findings += _resource_annotations(karta)
+    findings += _gang_annotation(karta, {c.name: c for _, c in components})
     gang = karta.gang_scheduling
     if gang is not None:
         findings += _gang(gang, names, check_names=not duplicates)
@@ -536,6 +538,50 @@ def _additional_kinds(karta: Karta) -> Iterator[Finding]:
             "server rejects it",
             "duplicate-additional-kind",
         )
+
+
+def _gang_annotation(karta: Karta, components: dict[str, ComponentDefinition]) -> Iterator[Finding]:
+    """`workloadmap.io/gang` (docs/gang.md, "The workloadmap.io/gang annotation"): well-formed, and naming the
+    sub-groups and the replicated component of a `podGroup`."""
+    annotations = karta.metadata.annotations if karta.metadata else None
+    where = f'metadata.annotations["{GANG_RULES}"]'
+    for message in gang_rule_problems(annotations):
+        yield Finding(ERROR, where, message, "gang-annotation")
+    rules = gang_rules(annotations)
+    if rules is None:
+        return
+    gang = karta.gang_scheduling
+    pod_group = gang.pod_group if gang is not None else None
+    if pod_group is None:
+        yield Finding(
+            ERROR,
+            where,
+            "the annotation refines gangScheduling.podGroup, which the definition does not set",
+            "gang-annotation",
+        )
+        return
+    listed = {sub.component_name for sub in pod_group.sub_groups or ()}
+    for component in rules.sub_groups:
+        if component not in listed:
+            yield Finding(
+                ERROR,
+                f"{where}.subGroups.{component}",
+                f"{component} is not a sub-group: list it in gangScheduling.podGroup.subGroups",
+                "gang-annotation",
+            )
+    replicated = rules.gang_per_replica_of
+    if replicated is not None:
+        definition = components.get(replicated)
+        if definition is None:
+            yield Finding(ERROR, f"{where}.gangPerReplicaOf", f"no component named {replicated}", "gang-annotation")
+        elif definition.pod_selector is None or definition.pod_selector.replica_selector is None:
+            yield Finding(
+                ERROR,
+                f"{where}.gangPerReplicaOf",
+                f"component {replicated} has no podSelector.replicaSelector: its pods cannot be told apart by "
+                "replica",
+                "gang-annotation",
+            )
 
 
 def _resource_annotations(karta: Karta) -> Iterator[Finding]:

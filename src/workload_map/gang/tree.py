@@ -1,0 +1,685 @@
+"""The gangs of the KAI-native `podGroup` format, as trees: gang → sub-groups (nested where the workload nests) →
+leaves, each with its minimum, from the definition and its `workloadmap.io/gang` annotation.
+
+Without the annotation this is upstream's reading (karta-spec §13.2): one gang, a sub-group per listed component
+with its subtree scale as minimum, the root requiring every top-level sub-group. The annotation
+(`workload_map.model.gang_rules`) adds what a start-up order needs: minimums from the framework's own fields, a
+sub-group per instance and a leaf per replica, members the controller creates later (`deferred`: not required
+until their pods exist), a root minimum, and one gang per replica of a component. A tree that could never be met
+is refused (`UnsatisfiableGang`) with the reason. See docs/gang.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workload_map.gang.builder import Builder, make_roles, min_resources_of, pod_identity
+from workload_map.gang.errors import GangError, MissingScaleError, UnsatisfiableGang
+from workload_map.gang.keys import Keying
+from workload_map.gang.names import is_dns1123_label, join_name, to_dns1123_label
+from workload_map.gang.scale import Role
+from workload_map.gang.summary import StructureSummary, infer_pod_component, infer_pod_component_instance
+from workload_map.gang.types import Gang, GangRole, PodMembership, SubGroupPlan, Topology
+from workload_map.model import PodGroupMember, ReplicaSelector, TopologyConstraint
+from workload_map.model.gang_rules import GANG_RULES, GangRules, SubGroupRule, gang_rule_problems, gang_rules
+from workload_map.pods import PodQuerier, SelectorError
+from workload_map.resolve import ComponentNotFound, ExtractionError
+from workload_map.resolve.replicas import desired_replicas
+
+__all__ = ["build"]
+
+_ANNOTATION = f'metadata.annotations["{GANG_RULES}"]'
+
+
+def _topology(constraint: TopologyConstraint | None, where: str) -> Topology | None:
+    if constraint is None:
+        return None
+    if not constraint.topology_name:
+        raise GangError(f"{where}: topology constraint must include topology name (topologyName)")
+    if not constraint.required_topology_level and not constraint.preferred_topology_level:
+        raise GangError(
+            f"{where}: topology constraint must include preferred or required topology level "
+            f"(preferredTopologyLevel or requiredTopologyLevel)"
+        )
+    return Topology(
+        constraint.topology_name,
+        constraint.required_topology_level or None,
+        constraint.preferred_topology_level or None,
+    )
+
+
+@dataclass
+class _Node:
+    """One sub-group while the tree is built (the same skeleton serves every gang of a gang-per-replica plan)."""
+
+    name: str
+    component: str
+    instance: str | None
+    replica: str | None
+    parent: str | None
+    min_member: int | None
+    min_sub_group: int | None
+    explicit_min_sub_group: bool
+    count: int
+    minimum: dict[Role, int]
+    desired: dict[Role, int]
+    deferred: str | None
+    topology: Topology | None
+    children: list[str] = field(default_factory=list)
+    pods: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Listed:
+    """A listed sub-group component: its rule, topology and the nodes it made (one, one per instance, ...)."""
+
+    component: str
+    rule: SubGroupRule
+    topology: Topology | None
+    nodes: list[str] = field(default_factory=list)
+    by_instance: dict[str, str] = field(default_factory=dict)  # instance id -> node (perInstance)
+
+
+class _Tree:
+    """Builds the skeleton of the sub-groups once, then one gang per gang key with its pods."""
+
+    def __init__(self, builder: Builder, rules: GangRules) -> None:
+        self.builder = builder
+        self.summary: StructureSummary = builder.summary
+        self.rules = rules
+        gang = self.summary.gang
+        assert gang is not None and gang.pod_group is not None
+        self.definition = gang.pod_group
+        self.replicated = rules.gang_per_replica_of
+        self.replica_selector = self._replica_selector()
+        self.listed: list[_Listed] = []
+        self.nodes: dict[str, _Node] = {}
+
+    # -- evaluation of the annotation's expressions on the workload
+
+    def _values(self, expression: str | None, count: int, where: str) -> list[Any]:
+        """One value per instance (`count` of them): the outputs of `expression`, or its single output for all."""
+        if expression is None:
+            return [None] * count
+        try:
+            outputs = self.builder.resolution.evaluate(expression, field=where)
+        except ExtractionError as error:
+            raise GangError(f"{where}: {error.message}") from error
+        if len(outputs) == 1:
+            return outputs * count
+        if len(outputs) != count:
+            raise GangError(
+                f"{where}: gave {len(outputs)} outputs; expected one, or one per instance ({count}), in instance order"
+            )
+        return outputs
+
+    @staticmethod
+    def _count(value: Any, where: str, *, nullable: bool = True) -> int | None:
+        if value is None and nullable:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) or value < 0:
+            raise GangError(f"{where}: expected a count (a whole number >= 0), got {value!r}")
+        return int(value)
+
+    @staticmethod
+    def _reason(value: Any, where: str) -> str | None:
+        if value is None or value is False:
+            return None
+        if isinstance(value, str) and value:
+            return value
+        raise GangError(f"{where}: expected null or a string saying why the pods are created later, got {value!r}")
+
+    def _replica_selector(self) -> ReplicaSelector | None:
+        if self.replicated is None:
+            return None
+        definition = self.summary.definitions.get(self.replicated)
+        selector = definition.pod_selector if definition is not None else None
+        if selector is None or selector.replica_selector is None:
+            raise GangError(
+                f"{_ANNOTATION}.gangPerReplicaOf: component {self.replicated} has no podSelector.replicaSelector"
+            )
+        return selector.replica_selector
+
+    # -- the skeleton
+
+    def gang_keys(self) -> list[str | None]:
+        """One gang per replica of the replicated component (from its scale), else one gang."""
+        if self.replicated is None:
+            return [None]
+        try:
+            scales = self.builder.resolution.component(self.replicated).require_scales()
+        except (ExtractionError, ComponentNotFound) as error:
+            raise GangError(f"{_ANNOTATION}.gangPerReplicaOf: cannot read the replicas of {self.replicated}") from error
+        count = sum(desired_replicas(scale) for scale in (scales or {}).values()) if scales else 1
+        return [str(index) for index in range(count)]
+
+    def build_skeleton(self) -> None:
+        names: set[str] = set()
+        for index, sub_group in enumerate(self.definition.sub_groups or ()):
+            component = sub_group.component_name
+            where = f"gangScheduling.podGroup.subGroups[{index}]"
+            if not component:
+                raise GangError(f"{where}: subgroup component name cannot be empty")
+            if component not in self.summary.definitions:
+                raise GangError(
+                    f"{where}: subgroup component {component} not found; components: "
+                    f"{', '.join(self.summary.definitions)}"
+                )
+            rule = self.rules.sub_groups.get(component) or SubGroupRule(component)
+            listed = _Listed(component, rule, _topology(sub_group.topology, where))
+            self.listed.append(listed)
+            self._nodes_of(listed, names)
+        self._nest()
+
+    def _label(self, text: str, what: str) -> str:
+        label = text if is_dns1123_label(text) else to_dns1123_label(text)
+        if label != text:
+            self.builder.note(f"sub-group of {what} is named {label} (KAI requires a DNS label)")
+        return label or "subgroup"
+
+    def _nodes_of(self, listed: _Listed, names: set[str]) -> None:
+        component, rule = listed.component, listed.rule
+        here = f"{_ANNOTATION}.subGroups.{component}"
+        instances: list[str | None] = [None]
+        if rule.per_instance:
+            try:
+                instances = list(self.builder.resolution.component(component).require_instance_ids())
+            except ExtractionError as error:
+                raise GangError(f"failed to get instance ids of component {component}: {error.message}") from error
+        count = len(instances)
+        minimums = self._values(rule.min_member, count, f"{here}.minMember")
+        replicas = self._values(rule.replicas, count, f"{here}.replicas")
+        leaves_required = self._values(rule.min_sub_group, count, f"{here}.minSubGroup")
+        deferred = self._values(rule.deferred, count, f"{here}.deferred")
+        keying = Keying(
+            self.definition.name,
+            PodGroupMember(component_name=component),
+            None,
+            self.replicated,
+            None,
+            self.replica_selector,
+        )
+        for position, instance in enumerate(instances):
+            minimum, desired = self.builder.counts(keying, instance)
+            total_min, total_desired = sum(minimum.values()), sum(desired.values())
+            explicit = self._count(minimums[position], f"{here}.minMember")
+            reason = self._reason(deferred[position], f"{here}.deferred")
+            base = rule.name or (instance if instance else component)
+            name = self._label(base, f"component {component}" + (f" instance {instance}" if instance else ""))
+            while name in names:
+                name = join_name([name, "x"])
+            names.add(name)
+            if instance is not None:
+                listed.by_instance[instance] = name
+            listed.nodes.append(name)
+            leaves = self._count(replicas[position], f"{here}.replicas")
+            if leaves is None:
+                if explicit is None and total_min == 0 and rule.min_member is None:
+                    raise MissingScaleError(component)
+                self.nodes[name] = _Node(
+                    name=name,
+                    component=component,
+                    instance=instance,
+                    replica=None,
+                    parent=None,
+                    min_member=total_min if explicit is None else explicit,
+                    min_sub_group=None,
+                    explicit_min_sub_group=False,
+                    count=total_desired,
+                    minimum=minimum,
+                    desired=desired,
+                    deferred=reason,
+                    topology=listed.topology,
+                )
+                continue
+            required = self._count(leaves_required[position], f"{here}.minSubGroup")
+            self.nodes[name] = _Node(
+                name=name,
+                component=component,
+                instance=instance,
+                replica=None,
+                parent=None,
+                min_member=None,
+                min_sub_group=leaves if required is None else required,
+                explicit_min_sub_group=required is not None,
+                count=total_desired,
+                minimum={},
+                desired={},
+                deferred=reason,
+                topology=None,
+            )
+            for replica in range(leaves):
+                leaf_min = {role: value // leaves for role, value in minimum.items()}
+                leaf_desired = {role: value // leaves for role, value in desired.items()}
+                leaf = join_name([name, "replica", str(replica)]) or f"replica-{replica}"
+                names.add(leaf)
+                self.nodes[leaf] = _Node(
+                    name=leaf,
+                    component=component,
+                    instance=instance,
+                    replica=str(replica),
+                    parent=name,
+                    min_member=sum(leaf_min.values()) if explicit is None else explicit,
+                    min_sub_group=None,
+                    explicit_min_sub_group=False,
+                    count=sum(leaf_desired.values()),
+                    minimum=leaf_min,
+                    desired=leaf_desired,
+                    deferred=None,
+                    topology=listed.topology,
+                )
+                self.nodes[name].children.append(leaf)
+
+    def _nest(self) -> None:
+        """Each listed component's nodes go under the nearest listed ancestor's node; that node becomes a parent
+        (its minimum is then its children), so every pod under it must be in a nested sub-group."""
+        by_component = {listed.component: listed for listed in self.listed}
+        for listed in self.listed:
+            ancestor = next((a for a in self.summary.ancestors(listed.component) if a in by_component), None)
+            if ancestor is None:
+                continue
+            above = by_component[ancestor]
+            if len(above.nodes) != 1:
+                raise GangError(
+                    f"sub-group {listed.component} nests under {ancestor}, which has a sub-group per instance: "
+                    "only a single sub-group can hold nested ones"
+                )
+            parent = self.nodes[above.nodes[0]]
+            if any(self.nodes[child].replica is not None for child in parent.children):
+                raise GangError(f"sub-group {listed.component} nests under {ancestor}, which has a leaf per replica")
+            for name in listed.nodes:
+                self.nodes[name].parent = parent.name
+                parent.children.append(name)
+        for listed in self.listed:
+            for name in listed.nodes:
+                node = self.nodes[name]
+                if node.replica is not None or not node.children or node.min_sub_group is not None:
+                    continue
+                covered = {self.nodes[child].component for child in node.children}
+                descendants = [node.component, *self.summary.descendants(node.component)]
+                uncovered = [
+                    component
+                    for component in descendants
+                    if self.summary.definitions[component].has_pod_definition
+                    and not any(c == component or component in self.summary.descendants(c) for c in covered)
+                ]
+                if uncovered:
+                    raise GangError(
+                        f"sub-group {node.name} holds pods of {', '.join(uncovered)} that no nested sub-group "
+                        "covers: list them in gangScheduling.podGroup.subGroups too"
+                    )
+                node.min_sub_group = len(node.children)
+                node.min_member = None
+                node.explicit_min_sub_group = False
+
+    # -- one gang
+
+    def gang(
+        self,
+        key: str | None,
+        base: str,
+        placed: Mapping[str, list[str]],
+        members_seen: Sequence[str],
+        gang_topology: Topology | None,
+    ) -> tuple[Gang, list[str]]:
+        """The gang of one gang key, with the pods placed in each node; also the notes about deferred nodes."""
+        nodes = {name: _copy(node, placed.get(name, [])) for name, node in self.nodes.items()}
+        deferred_notes: list[str] = []
+        active = {name: self._active(nodes, name) for name in nodes}
+        for name, node in nodes.items():
+            if node.deferred is not None:
+                if active[name]:
+                    deferred_notes.append(f"sub-group {name}: its pods exist now, so it is required ({node.deferred})")
+                else:
+                    deferred_notes.append(
+                        f"sub-group {name} is deferred: {node.deferred}; not required until it exists"
+                    )
+        top = [name for name, node in nodes.items() if node.parent is None]
+        name = join_name([base, self.definition.name, key or ""]) or join_name([self.definition.name]) or "podgroup"
+        where = f"gang {name}"
+        self._defaults(nodes, active)
+        self._check(nodes, active, where)
+        roles: list[GangRole] = []
+        plans: list[SubGroupPlan] = []
+        for node_name, node in nodes.items():
+            leaf_roles: tuple[GangRole, ...] = ()
+            if node.min_sub_group is None:
+                leaf_roles = self._roles(node, required=active[node_name])
+                roles.extend(leaf_roles)
+            plans.append(
+                SubGroupPlan(
+                    name=node_name,
+                    component=node.component,
+                    min_member=node.min_member if node.min_sub_group is None else None,
+                    min_sub_group=node.min_sub_group,
+                    parent=node.parent,
+                    instance=node.instance,
+                    replica=node.replica,
+                    count=node.count,
+                    roles=leaf_roles,
+                    deferred=node.deferred if not active[node_name] else None,
+                    topology=node.topology,
+                    pods=tuple(self._pods_under(nodes, node_name)),
+                )
+            )
+        root_min = self._count(
+            self._values(self.rules.min_member, 1, f"{_ANNOTATION}.minMember")[0], f"{_ANNOTATION}.minMember"
+        )
+        root_groups = self._count(
+            self._values(self.rules.min_sub_group, 1, f"{_ANNOTATION}.minSubGroup")[0], f"{_ANNOTATION}.minSubGroup"
+        )
+        members = tuple(listed.component for listed in self.listed)
+        if not nodes:
+            keying = Keying(
+                self.definition.name,
+                PodGroupMember(component_name=self.summary.root),
+                None,
+                self.replicated,
+                None,
+                self.replica_selector,
+            )
+            minimum, desired = self.builder.counts(keying, None)
+            whole = make_roles(self.builder, minimum, desired)
+            roles = list(whole)
+            min_member = sum(minimum.values()) if root_min is None else root_min
+            min_sub_group = None
+            members = (self.summary.root,)
+        else:
+            active_top = [n for n in top if active[n]]
+            if root_min is not None:
+                min_sub_group = None
+                min_member = root_min
+                available = sum(self._available(nodes, n, active) for n in active_top)
+                if root_min > available:
+                    raise UnsatisfiableGang(self._short(where, root_min, available, "pods", nodes=nodes, active=active))
+            else:
+                min_sub_group = len(active_top) if root_groups is None else root_groups
+                if min_sub_group > len(active_top):
+                    raise UnsatisfiableGang(
+                        self._short(where, min_sub_group, len(active_top), "sub-groups", nodes=nodes, active=active)
+                    )
+                min_member = self._flat(nodes, active_top, min_sub_group, active)
+        merged = _merge_roles(roles)
+        gang = Gang(
+            name=name,
+            pod_group=self.definition.name,
+            members=members,
+            min_member=min_member,
+            roles=merged,
+            min_resources=min_resources_of(merged),
+            replica=key,
+            topology=gang_topology,
+            sub_groups=tuple(plans),
+            min_sub_group=min_sub_group,
+            pods=tuple(members_seen),
+            template_name=join_name([self.definition.name]) or "podgroup",
+            split_keys=(),
+        )
+        return gang, deferred_notes
+
+    def _active(self, nodes: Mapping[str, _Node], name: str) -> bool:
+        """Required now: not deferred, or deferred but with pods (anywhere under it) already there; and under an
+        active parent."""
+        node = nodes[name]
+        if node.deferred is not None and not self._pods_under(nodes, name):
+            return False
+        return node.parent is None or self._active(nodes, node.parent)
+
+    def _pods_under(self, nodes: Mapping[str, _Node], name: str) -> list[str]:
+        node = nodes[name]
+        found = list(node.pods)
+        for child in node.children:
+            found.extend(self._pods_under(nodes, child))
+        return found
+
+    @staticmethod
+    def _defaults(nodes: Mapping[str, _Node], active: Mapping[str, bool]) -> None:
+        """A parent's default minimum counts only the children that are required now."""
+        for node in nodes.values():
+            if node.min_sub_group is not None and not node.explicit_min_sub_group:
+                node.min_sub_group = sum(1 for child in node.children if active[child])
+
+    def _check(self, nodes: Mapping[str, _Node], active: Mapping[str, bool], where: str) -> None:
+        for name, node in nodes.items():
+            if not active[name]:
+                continue
+            if node.min_sub_group is not None:
+                live = [child for child in node.children if active[child]]
+                if node.min_sub_group > len(live):
+                    raise UnsatisfiableGang(
+                        self._short(
+                            f"{where}: sub-group {name}",
+                            node.min_sub_group,
+                            len(live),
+                            "sub-groups",
+                            nodes=nodes,
+                            active=active,
+                        )
+                    )
+            elif node.min_member is not None and node.min_member > node.count:
+                raise UnsatisfiableGang(
+                    f"{where}: sub-group {name} requires {node.min_member} pods but the spec asks for {node.count}: "
+                    "the gang can never form"
+                )
+
+    @staticmethod
+    def _short(
+        where: str, needed: int, available: int, what: str, *, nodes: Mapping[str, _Node], active: Mapping[str, bool]
+    ) -> str:
+        later = [f"{name} ({node.deferred})" for name, node in nodes.items() if node.deferred and not active[name]]
+        if later:
+            return (
+                f"{where} requires {needed} {what}, but only {available} can exist before the members created later "
+                f"are: {'; '.join(later)}. A member created only after another is ready cannot be required with it: "
+                "the gang can never form"
+            )
+        return f"{where} requires {needed} {what}, but the spec asks for {available}: the gang can never form"
+
+    def _available(self, nodes: Mapping[str, _Node], name: str, active: Mapping[str, bool]) -> int:
+        node = nodes[name]
+        if node.min_sub_group is None:
+            return node.count
+        return sum(self._available(nodes, child, active) for child in node.children if active[child])
+
+    def _flat(self, nodes: Mapping[str, _Node], names: Sequence[str], required: int, active: Mapping[str, bool]) -> int:
+        """The fewest pods that satisfy `required` of these nodes (what a scheduler without sub-groups can ask)."""
+        costs = sorted(self._cost(nodes, name, active) for name in names)
+        return sum(costs[:required])
+
+    def _cost(self, nodes: Mapping[str, _Node], name: str, active: Mapping[str, bool]) -> int:
+        node = nodes[name]
+        if node.min_sub_group is None:
+            return node.min_member or 0
+        live = [child for child in node.children if active[child]]
+        return self._flat(nodes, live, node.min_sub_group, active)
+
+    def _roles(self, node: _Node, *, required: bool) -> tuple[GangRole, ...]:
+        minimum = dict(node.minimum) if required else {role: 0 for role in node.minimum}
+        explicit = required and node.min_member is not None and sum(minimum.values()) != node.min_member
+        if explicit and node.min_member is not None and len(node.desired) == 1:
+            (role,) = node.desired  # an explicit minimum of a one-role leaf is that role's
+            minimum = {role: node.min_member}
+        roles = make_roles(self.builder, minimum, node.desired)
+        return roles
+
+
+def _copy(node: _Node, pods: list[str]) -> _Node:
+    return _Node(
+        name=node.name,
+        component=node.component,
+        instance=node.instance,
+        replica=node.replica,
+        parent=node.parent,
+        min_member=node.min_member,
+        min_sub_group=node.min_sub_group,
+        explicit_min_sub_group=node.explicit_min_sub_group,
+        count=node.count,
+        minimum=dict(node.minimum),
+        desired=dict(node.desired),
+        deferred=node.deferred,
+        topology=node.topology,
+        children=list(node.children),
+        pods=list(pods),
+    )
+
+
+def _merge_roles(roles: Iterable[GangRole]) -> tuple[GangRole, ...]:
+    """The gang's roles: leaves of one (component, instance) summed (the leaves of its replicas)."""
+    merged: dict[tuple[str, str], GangRole] = {}
+    for role in roles:
+        key = (role.component, role.instance)
+        found = merged.get(key)
+        if found is None:
+            merged[key] = role
+            continue
+        merged[key] = GangRole(
+            found.name,
+            found.component,
+            found.instance,
+            found.min_count + role.min_count,
+            found.count + role.count,
+            found.requests,
+            found.template,
+        )
+    return tuple(merged.values())
+
+
+def build(
+    builder: Builder, base: str, pods: Iterable[Mapping[str, Any]] | None
+) -> tuple[list[Gang], list[PodMembership]]:
+    annotations = builder.resolution.karta.metadata.annotations if builder.resolution.karta.metadata else None
+    problems = gang_rule_problems(annotations)
+    if problems:
+        raise GangError(f"{_ANNOTATION}: {problems[0]}")
+    rules = gang_rules(annotations) or GangRules()
+    tree = _Tree(builder, rules)
+    summary = builder.summary
+    assert summary.gang is not None and summary.gang.pod_group is not None
+    gang_topology = _topology(summary.gang.pod_group.topology, "gangScheduling.podGroup")
+    tree.build_skeleton()
+    keys = tree.gang_keys()
+    placements: list[tuple[PodMembership, str | None, str | None]] = []
+    if pods is not None:
+        for pod in pods:
+            placements.append(_place(tree, pod))
+        for _, key, _ in placements:
+            if key is not None and key not in keys and tree.replicated is not None:
+                keys.append(key)  # a replica the spec no longer asks for still has pods
+    gangs: list[Gang] = []
+    gang_of_key: dict[str | None, Gang] = {}
+    for key in keys:
+        placed: dict[str, list[str]] = {}
+        members: list[str] = []
+        for membership, pod_key, node in placements:
+            if pod_key != key or not _is_placed(membership):
+                continue
+            members.append(membership.name)
+            if node is not None:
+                placed.setdefault(node, []).append(membership.name)
+        gang, notes = tree.gang(key, base, placed, members, gang_topology)
+        for note in notes:
+            builder.note(note)
+        gangs.append(gang)
+        gang_of_key[key] = gang
+    memberships: list[PodMembership] = []
+    for membership, key, node in placements:
+        found = gang_of_key.get(key)
+        if found is None or not _is_placed(membership):
+            memberships.append(membership)  # unplaced: its error says why
+            continue
+        memberships.append(
+            PodMembership(
+                membership.name,
+                membership.namespace,
+                membership.component,
+                membership.instance,
+                gang=found.name,
+                pod_group=tree.definition.name,
+                member=membership.component,
+                keys=(key,) if key is not None else (),
+                sub_groups=tuple(_chain(tree.nodes, node)) if node is not None else (),
+            )
+        )
+    return gangs, memberships
+
+
+def _is_placed(membership: PodMembership) -> bool:
+    """A pod is in its gang when it was read without error (its component, and the sub-group its component's
+    rules call for: instance, replica)."""
+    return membership.error is None
+
+
+def _chain(nodes: Mapping[str, _Node], name: str) -> list[str]:
+    chain: list[str] = []
+    current: str | None = name
+    while current is not None:
+        chain.append(current)
+        current = nodes[current].parent
+    return list(reversed(chain))
+
+
+def _place(tree: _Tree, pod: Mapping[str, Any]) -> tuple[PodMembership, str | None, str | None]:
+    """(membership draft, gang key, node) of one pod; a pod that matches no node (when there are sub-groups), or
+    whose replica cannot be read, is unplaced: its membership carries the reason and no gang."""
+    builder = tree.builder
+    summary = tree.summary
+    name, namespace = pod_identity(pod)
+    where = f"{namespace}/{name}" if namespace else name
+    query = PodQuerier(pod, policy=builder.resolution.policy)
+    component: str | None = None
+    instance: str | None = None
+    try:
+        component = infer_pod_component(query, summary)
+        instance = infer_pod_component_instance(query, component, builder.resolution)
+    except (GangError, ComponentNotFound) as error:
+        return PodMembership(name, namespace, component, instance, error=str(error)), None, None
+    key: str | None = None
+    if tree.replica_selector is not None:
+        try:
+            key = query.extract_replica_key(tree.replica_selector)
+        except SelectorError as error:
+            return (
+                PodMembership(name, namespace, component, instance, error=f"pod {where}: {error}"),
+                None,
+                None,
+            )
+    if not tree.listed:
+        return PodMembership(name, namespace, component, instance), key, None
+    node, problem = _node_of(tree, query, component, instance, where)
+    return PodMembership(name, namespace, component, instance, error=problem), key, node
+
+
+def _node_of(
+    tree: _Tree, query: PodQuerier, component: str, instance: str | None, where: str
+) -> tuple[str | None, str | None]:
+    """(the deepest node the pod falls in, None), or (None, why it falls in none)."""
+    summary = tree.summary
+    deepest = sorted(tree.listed, key=lambda listed: -len(summary.ancestors(listed.component)))
+    for listed in deepest:
+        if component != listed.component and component not in summary.descendants(listed.component):
+            continue
+        if listed.rule.per_instance:
+            if component != listed.component or not instance:
+                return None, f"pod {where}: its instance of {listed.component} cannot be told (no sub-group takes it)"
+            found = listed.by_instance.get(instance)
+            if found is None:
+                return None, f"pod {where}: instance {instance} of {listed.component} is not in the spec"
+        else:
+            found = listed.nodes[0]
+        node = tree.nodes[found]
+        if listed.rule.replica_key is not None:
+            try:
+                replica = query.single_string(listed.rule.replica_key, "replica key")
+            except SelectorError as error:
+                return None, f"pod {where}: {error}"
+            leaf = next((child for child in node.children if tree.nodes[child].replica == replica), None)
+            if leaf is None:
+                return (
+                    None,
+                    f"pod {where}: replica {replica} of {found} is not in the spec (its leaves: {len(node.children)})",
+                )
+            return leaf, None
+        return found, None
+    return None, None  # a pod of no listed component is in the gang, in no sub-group (as KAI places it)
