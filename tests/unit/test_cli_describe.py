@@ -78,8 +78,10 @@ def test_table_is_accepted_as_an_alias_of_tree(wmap: Wmap) -> None:
 
 def test_multi_instance_component_lists_each_instance_and_the_table_counts_them_once(wmap: Wmap) -> None:
     out = wmap("describe", "-f", "examples/jobset.yaml").stdout
-    assert "`-- replicatedjob   replicas: 9   gpu: 8" in out
-    assert "    |-- driver      replicas: 1" in out
+    # the lone `replicatedjob` level above the instances adds nothing: the instances are the top level
+    assert "replicatedjob" not in out
+    assert "|-- driver    replicas: 1" in out
+    assert "`-- workers   replicas: 8   gpu: 8" in out
     table = out.split("Resources:\n")[1].splitlines()
     assert [row.split()[0] for row in table] == ["COMPONENT", "driver", "workers", "TOTAL"]
     assert table[-1].split() == ["TOTAL", "9", "8", "17", "66Gi"]

@@ -37,10 +37,12 @@ def view_of(
 
 def tree_origin(workload: ResolvedWorkload) -> Origin:
     """What the tree says of where a workload came from: its manifest and whether that carried a status, and the
-    version its definition was written for when it is another (nothing for a live workload)."""
+    version its definition was written for when it is another (nothing for a live workload); and, for its hints,
+    what the definition found nothing of (`_unread`)."""
+    empty, no_template = _unread(workload)
     manifest = workload.manifest
     if manifest is None:
-        return Origin()
+        return Origin(empty_components=empty, no_pod_template=no_template)
     metadata = manifest.value.get("metadata") if isinstance(manifest.value, dict) else None
     generated = isinstance(metadata, dict) and not metadata.get("name") and bool(metadata.get("generateName"))
     return Origin(
@@ -48,7 +50,29 @@ def tree_origin(workload: ResolvedWorkload) -> Origin:
         manifest_status=manifest.has_status,
         definition_version=workload.definition_version,
         generated_name=generated,
+        empty_components=empty,
+        no_pod_template=no_template,
     )
+
+
+def _unread(workload: ResolvedWorkload) -> tuple[tuple[str, ...], frozenset[tuple[str, str]]]:
+    """The multi-instance components whose instance path finds none (an empty JobSet), and the (component,
+    instance id) pairs of pod-bearing instances without a pod template with containers (the path finds nothing
+    or an empty spec the controller fills in, or it fails): the view shows them with no requests, which the tree
+    must not present as nothing requested."""
+    empty: list[str] = []
+    missing: set[tuple[str, str]] = set()
+    for component in workload.resolution:
+        if component.multi_instance and not component.instance_ids and component.ids_error is None:
+            empty.append(component.name)
+        if not component.has_pod_definition:
+            continue
+        for instance_id, instance in component.instances.items():
+            template = instance.pod_template
+            spec = template.get("spec") if isinstance(template, dict) else None
+            if not isinstance(spec, dict) or not spec.get("containers"):
+                missing.add((component.name, instance_id))
+    return tuple(empty), frozenset(missing)
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,13 @@ unhealthy pods and components first and saying what they hid. The renderer reads
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from workload_map.cli.render import hints
 from workload_map.cli.render.fmt import accelerator_labels, accelerators_text, age, cpu_text, memory_text
+from workload_map.cli.render.shape import Row, shape, table_names
 from workload_map.cli.render.text import PHASE_STYLES, Cell, Line, align, plain, seg
 
 if TYPE_CHECKING:
@@ -58,6 +60,10 @@ class Origin:
     manifest_status: bool | None = None
     definition_version: str | None = None
     generated_name: bool = False  # the manifest gives only a generateName (the API server adds a suffix)
+    # multi-instance components whose instance path finds no instance (an empty JobSet's replicatedJobs)
+    empty_components: tuple[str, ...] = ()
+    # (component, instance id; "" for a single instance) of pod-bearing instances without a pod template
+    no_pod_template: frozenset[tuple[str, str]] = frozenset()
 
 
 # --- entries of the tree ------------------------------------------------------------------------------------
@@ -66,7 +72,7 @@ class Origin:
 @dataclass(frozen=True)
 class _Entry:
     kind: str  # "component", "pod", "note", "unclaimed"
-    component: ComponentView | None = None
+    component: Row | None = None
     pod: PodView | None = None
     text: str = ""
     pods: tuple[PodView, ...] = ()
@@ -96,12 +102,12 @@ def _rank(component: ComponentView) -> int:
     return 2
 
 
-def _component_entries(components: Sequence[ComponentView], limit: int) -> list[_Entry]:
+def _component_entries(components: Sequence[Row], limit: int) -> list[_Entry]:
     if not limit or len(components) <= limit:
         return [_Entry("component", component=c) for c in components]
-    chosen = set(sorted(range(len(components)), key=lambda i: (_rank(components[i]), i))[:limit])
+    chosen = set(sorted(range(len(components)), key=lambda i: (_rank(components[i].node), i))[:limit])
     shown = [components[i] for i in range(len(components)) if i in chosen]
-    hidden = [components[i] for i in range(len(components)) if i not in chosen]
+    hidden = [components[i].node for i in range(len(components)) if i not in chosen]
     count = len(hidden)
     text = f"and {count} more component{'' if count == 1 else 's'}"
     unhealthy = sum(1 for c in hidden if c.unhealthy_pods)
@@ -122,20 +128,22 @@ def _nodes_cell(nodes: Sequence[str]) -> Cell:
 
 
 class _TreeBuilder:
-    def __init__(self, view: WorkloadView, options: TreeOptions) -> None:
+    def __init__(self, view: WorkloadView, options: TreeOptions, unknown: Mapping[int, str]) -> None:
         self.view = view
         self.options = options
+        self.unknown = unknown
         self.glyphs = UNICODE_GLYPHS if options.unicode else ASCII_GLYPHS
         self.labels = accelerator_labels(view.resources.accelerators)
+        self.shape = shape(view)
         self.rows: list[list[Cell]] = []
 
-    def children(self, component: ComponentView) -> list[_Entry]:
-        return _pod_entries(component.pods, self.options.pod_limit) + _component_entries(
-            component.children, self.options.component_limit
+    def children(self, row: Row) -> list[_Entry]:
+        return _pod_entries(row.node.pods, self.options.pod_limit) + _component_entries(
+            row.children, self.options.component_limit
         )
 
     def top(self) -> list[_Entry]:
-        entries = _component_entries(self.view.components, self.options.component_limit)
+        entries = _component_entries(self.shape, self.options.component_limit)
         if self.view.unclaimed_pods:
             entries.append(_Entry("unclaimed", pods=self.view.unclaimed_pods))
         return entries
@@ -162,16 +170,22 @@ class _TreeBuilder:
             else:
                 self.rows.append([lead + seg("...", "muted"), seg(entry.text, "muted"), [], []])
 
-    def component_row(self, lead: Cell, component: ComponentView) -> list[Cell]:
+    def component_row(self, lead: Cell, row: Row) -> list[Cell]:
+        component = row.node
         replicas = component.replicas
         if replicas.current is None or replicas.ready is None:
             status = seg(f"replicas: {replicas.desired}")
         else:
             style = "ok" if replicas.ready >= replicas.desired else "warn"
             status = seg(f"{replicas.ready}/{replicas.desired} ready", style)
+        if row.multiplicity:
+            status += seg(f" ({row.multiplicity})", "muted")
         resources = component.resources
-        accel = accelerators_text(resources.gpus, resources.accelerators, self.labels)
-        return [lead + seg(component.name, "title"), status, seg(accel, "accent"), _nodes_cell(component.nodes)]
+        if id(component) in self.unknown:
+            accel_cell = seg("requests: not read", "warn")
+        else:
+            accel_cell = seg(accelerators_text(resources.gpus, resources.accelerators, self.labels), "accent")
+        return [lead + seg(row.name, "title"), status, accel_cell, _nodes_cell(component.nodes)]
 
     def pod_row(self, lead: Cell, pod: PodView) -> list[Cell]:
         status_text = f"{pod.phase} ({pod.reason})" if pod.reason else pod.phase
@@ -263,7 +277,11 @@ def _is_table_row(component: ComponentView) -> bool:
     )
 
 
-def resources_table(view: WorkloadView) -> list[Line]:
+def resources_table(view: WorkloadView, unknown: Mapping[int, str] | None = None, width: int = 80) -> list[Line]:
+    """The `Resources:` section; a row in `unknown` (by `id` of its node: why its requests are not known) reads
+    `?` in every request column, and a line under the table (two past `width`) says why and that TOTAL leaves
+    it out."""
+    unknown = unknown or {}
     labels = accelerator_labels(view.resources.accelerators)
     names = sorted(labels)
     header: list[Cell] = [
@@ -272,14 +290,32 @@ def resources_table(view: WorkloadView) -> list[Line]:
     ]
     rows: list[list[Cell]] = [header]
     replicas = 0
+    row_names = table_names(shape(view))
+    footnotes: list[Line] = []
     for _, component in view.walk():
         if not _is_table_row(component):
             continue
         own = component.own_resources
         replicas += component.own_replicas.desired
+        name = row_names.get(id(component), component.name)
+        why = unknown.get(id(component))
+        if why is not None:
+            rows.append(
+                [
+                    seg(name),
+                    seg(str(component.own_replicas.desired)),
+                    *(seg("?", "warn") for _ in range(3 + len(names))),
+                ]
+            )
+            head, tail = f"{name}: requests unknown, not in TOTAL:", why
+            if len(head) + len(tail) + 3 <= width:
+                footnotes.append([("? ", "warn"), (f"{head} {tail}", "muted")])
+            else:
+                footnotes += [[("? ", "warn"), (head, "muted")], [(f"  {tail}", "muted")]]
+            continue
         rows.append(
             [
-                seg(component.name),
+                seg(name),
                 seg(str(component.own_replicas.desired)),
                 seg(str(own.gpus)),
                 seg(cpu_text(own.requests.get("cpu", 0))),
@@ -298,7 +334,7 @@ def resources_table(view: WorkloadView) -> list[Line]:
             *(seg(str(total.accelerators.get(name, 0)), "total") for name in names),
         ]
     )
-    return [[("Resources:", "heading")], *align(rows)]
+    return [[("Resources:", "heading")], *align(rows), *footnotes]
 
 
 def render_workload(view: WorkloadView, options: TreeOptions | None = None, origin: Origin | None = None) -> list[Line]:
@@ -306,9 +342,12 @@ def render_workload(view: WorkloadView, options: TreeOptions | None = None, orig
     opts = options or TreeOptions()
     where = origin or Origin()
     lines = header(view, opts, where)
-    rows = _TreeBuilder(view, opts).build()
+    unknown = hints.unreadable(view, where.no_pod_template)
+    rows = _TreeBuilder(view, opts, unknown).build()
     if rows:
         lines += [[], *align(rows)]
     lines += [[], phase_line(view, where, opts.width)]
-    lines += [[], *resources_table(view)]
+    no_status_yet = view.file_mode and where.manifest_status is False
+    lines += [[(note, "muted")] for note in hints.notes(view, where.empty_components, no_status_yet=no_status_yet)]
+    lines += [[], *resources_table(view, unknown, opts.width)]
     return lines

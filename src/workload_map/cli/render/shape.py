@@ -1,0 +1,132 @@
+"""The shape of the component tree a person reads: levels that add depth and no information folded away, the
+multiplicity of repeated groups, and names that tell rows apart (docs/cli.md, "Tree names").
+
+Driven by the view's structure only, never by kind or component names:
+
+* **A pass-through level is merged with its only child**: a node with exactly one child and nothing of its own
+  (no pods, no replicas, no requests) is the same rows twice. The merged row keeps the more specific name: when
+  the words of one name are all in the other (`prefill` and `prefill-main`), the longer; otherwise both,
+  `worker/gpu`.
+* **A lone grouping level is dropped**: a node with nothing of its own that is not repeated (no scale above 1) and
+  has no sibling (the only component of the workload, or the only child of its parent) is shown as its children
+  (`component`, `service`, `replica`, `replicatedjob` above their instances).
+* **Multiplicity**: a row whose pods come in several copies (a scale above 1 on a node above it, or on itself
+  when it groups children) says how many, `replicas: 6 (2 x 3 pods)`.
+* **Names in the resources table** are the tree's; two rows with the same name are told apart by their parent's
+  (`decode/worker`, `prefill/worker`).
+
+JSON and YAML never go through this: they print the view as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workload_map.view import ComponentView, WorkloadView
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the tree: `node` is the component node whose replicas, requests, pods and nodes it shows (the
+    lowest of the levels merged into it); `copies` how many copies of its pods the workload runs (1: no
+    multiplicity to show)."""
+
+    name: str
+    node: ComponentView
+    copies: int = 1
+    children: tuple[Row, ...] = ()
+    parent_name: str = field(default="", compare=False)
+
+    @property
+    def multiplicity(self) -> str:
+        """`2 x 3 pods` when the row's pods come in several equal copies, else ""."""
+        desired = self.node.replicas.desired
+        if self.copies <= 1 or not desired or desired % self.copies:
+            return ""
+        each = desired // self.copies
+        return f"{self.copies} x {each} pod{'s' * (each != 1)}"
+
+
+def _own_nothing(node: ComponentView) -> bool:
+    return not node.pods and node.own_replicas.desired == 0 and node.own_resources.empty
+
+
+def _scale(node: ComponentView) -> int:
+    """How many times the node repeats what is below it (1 without a count)."""
+    replicas = node.scale.replicas if node.scale is not None else None
+    return replicas if replicas is not None else 1
+
+
+_WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+")
+
+
+def _words(name: str) -> set[str]:
+    """The words of a name, lower case and singular (`gpu-workers` has `worker`), for comparing two names."""
+    words = (word.lower() for word in _WORD.findall(name))
+    return {word[:-1] if len(word) > 3 and word.endswith("s") else word for word in words}
+
+
+def merged_name(upper: str, lower: str) -> str:
+    """The name of two merged levels: the more specific when one's words are all in the other, else both."""
+    if upper == lower:
+        return upper
+    up, low = _words(upper), _words(lower)
+    if up and up <= low:
+        return lower
+    if low and low <= up:
+        return upper
+    return f"{upper}/{lower}"
+
+
+def _droppable(row: Row) -> bool:
+    return bool(row.children) and _own_nothing(row.node) and row.copies <= 1
+
+
+def _rows(nodes: Sequence[ComponentView], above: int, parent_name: str) -> tuple[Row, ...]:
+    rows = tuple(_row(node, above, parent_name) for node in nodes)
+    while len(rows) == 1 and _droppable(rows[0]):
+        rows = tuple(
+            Row(child.name, child.node, child.copies, child.children, parent_name) for child in rows[0].children
+        )
+    return rows
+
+
+def _row(node: ComponentView, above: int, parent_name: str) -> Row:
+    """`above`: the product of the scales of the nodes above `node`."""
+    name = node.name
+    while len(node.children) == 1 and _own_nothing(node):
+        above *= _scale(node)
+        node = node.children[0]
+        name = merged_name(name, node.name)
+    below = above * _scale(node)
+    copies = below if node.children else above
+    return Row(name, node, copies, _rows(node.children, below, name), parent_name)
+
+
+def shape(view: WorkloadView) -> tuple[Row, ...]:
+    """The rows of the tree, top level first, every level folded as the module says."""
+    return _rows(view.components, 1, "")
+
+
+def walk(rows: Sequence[Row]) -> Iterator[Row]:
+    """Every row, depth first."""
+    for row in rows:
+        yield row
+        yield from walk(row.children)
+
+
+def table_names(rows: Sequence[Row]) -> dict[int, str]:
+    """The resources table's name of each node shown (by `id` of its `ComponentView`): the tree's name, qualified
+    by its parent row's when two rows would read the same."""
+    every = list(walk(rows))
+    counts: dict[str, int] = {}
+    for row in every:
+        counts[row.name] = counts.get(row.name, 0) + 1
+    return {
+        id(row.node): (f"{row.parent_name}/{row.name}" if counts[row.name] > 1 and row.parent_name else row.name)
+        for row in every
+    }
