@@ -118,7 +118,8 @@ def _run(script: str, env: dict[str, str]) -> str:
 
 def test_the_environment_does_not_change_where_the_library_evaluates() -> None:
     """`WMAP_JQ_MODE=worker` (with a deadline and a cap that would stop anything) is the CLI's business: the library
-    still evaluates in process, starts no worker, and warns about nothing."""
+    still evaluates compiled expressions in process (no worker started), libjq in the worker under the default
+    policy's deadline and cap, and warns about nothing."""
     out = _run(
         """
         import warnings
@@ -128,13 +129,15 @@ def test_the_environment_does_not_change_where_the_library_evaluates() -> None:
         from workload_map.resolve import Workload
 
         assert worker.worker_pids() == {}, "importing started a worker"
-        # only this process sees the variable: the worker's environment holds PATH alone
-        assert evaluate("$ENV.WMAP_JQ_MODE", {}) == ["worker"]
         assert Document({"a": [1, 2]}).evaluate(".a | add") == [3]
         karta = load_definition(KARTA)
         workload = Workload(karta, {**CRUNCH, "spec": {**CRUNCH["spec"], "points": [1, 2]}})
         assert workload.status.phase == "Running", workload.status
-        assert worker.worker_pids() == {}, "the library started a worker"
+        assert worker.worker_pids() == {}, "compiled expressions started a worker"
+        # $ENV is libjq's (not compiled): it runs in the worker, whose environment holds PATH alone, under the
+        # default policy's deadline (not 0.001 s) and cap (1024 MiB, not 'abc')
+        assert evaluate("$ENV.WMAP_JQ_MODE", {}) == [None]
+        assert list(worker.worker_pids()) == [1024]
         print("in process")
         """,
         env={"WMAP_JQ_MODE": "worker", "WMAP_JQ_DEADLINE": "0.001", "WMAP_JQ_MEMORY_MB": "abc"},

@@ -38,7 +38,8 @@ class State:
     jq_deadline: float | None = None  # --jq-deadline / $WMAP_JQ_DEADLINE
     jq_memory_mb: int | None = None  # $WMAP_JQ_MEMORY_MB (None: the jq layer's 1024 MiB)
     jq_budget: float | None = None  # --jq-budget / $WMAP_JQ_BUDGET (None: 3 deadlines); cli.jqmode
-    jq_stops: list[Any] = field(default_factory=list)  # evaluations the jq worker stopped (jqmode.Stop)
+    jq_stops: list[Any] = field(default_factory=list)  # evaluations that were stopped (jqmode.Stop)
+    jq_seconds: float = 0.0  # time the jq worker's requests took, for --jq-budget (cli.jqmode)
     warnings: list[str] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)  # inputs that could not be read: the run ends with exit 1
     _config: Config | None = None

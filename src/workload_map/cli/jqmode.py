@@ -11,7 +11,6 @@ says, and a stopped evaluation ends the run with exit 1 (`jqsettings.raise_if_st
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from workload_map.cli.context import state
 from workload_map.cli.jqsettings import (
@@ -25,12 +24,10 @@ from workload_map.cli.jqsettings import (
     raise_if_stopped,
     stopped_error,
 )
-from workload_map.jq import EvaluationPolicy
+from workload_map.jq import EvaluationPolicy, JqLimitError
+from workload_map.jq.compiler import InProcessStopError
 from workload_map.jq.policy import DEFAULT_DEADLINE, DEFAULT_MEMORY_MB
 from workload_map.resolve import ResolveError
-
-if TYPE_CHECKING:
-    from workload_map.jq import JqLimitError
 
 __all__ = [
     "JQ_MODES",
@@ -53,41 +50,60 @@ class NotEvaluated(ResolveError):  # noqa: N818 (reads as what happened to the w
 
 @dataclass(frozen=True)
 class _StopRecorder:
-    """The `stops` of a definition's policy: each evaluation the worker stops (the deadline, the memory cap, a
-    death) goes to the run's state at once, charged `cost` seconds of the command's budget; `admit()` is asked
-    before a workload is resolved under the policy (`cli.pipeline.resolve_object`)."""
+    """The `stops` of a definition's policy: each evaluation that is stopped (the worker's deadline, memory cap or
+    death; the compiled evaluator's step budget or output depth) goes to the run's state at once, charged `cost`
+    seconds of the command's budget, and the time of every worker request is added to it (`spend`). `refuse` is
+    asked before each evaluation under the policy, `admit` before a workload is resolved under it
+    (`cli.pipeline.resolve_object`): a definition stopped once is not evaluated again in the command, and nothing is
+    once the budget is spent."""
 
     definition: str
     origin: str
     cost: float
-    budget: float | None  # None: in process, no budget
+    budget: float
 
     def append(self, error: JqLimitError, /) -> None:
-        state().jq_stops.append(Stop(self.definition, self.origin, error, self.cost))
+        cost = 0.0 if isinstance(error, InProcessStopError) else self.cost  # a worker stop costs a deadline
+        state().jq_stops.append(Stop(self.definition, self.origin, error, cost))
+
+    def spend(self, seconds: float) -> None:
+        state().jq_seconds += seconds
+
+    def refuse(self, expression: str) -> JqLimitError | None:
+        """Why `expression` is not evaluated (the definition was stopped earlier, the budget is spent), or None."""
+        reason = self._reason()
+        return None if reason is None else JqLimitError(expression, reason)
 
     def admit(self) -> None:
         """Raise `NotEvaluated` when this definition was stopped earlier in the command (it is not evaluated
         again), or when the command's budget for contained evaluation is spent."""
-        stops = state().jq_stops
+        reason = self._reason()
+        if reason is not None:
+            raise NotEvaluated(reason)
+
+    def _reason(self) -> str | None:
+        run = state()
+        stops = run.jq_stops
         earlier = next((s for s in stops if (s.definition, s.origin) == (self.definition, self.origin)), None)
         if earlier is not None:
-            raise NotEvaluated(
+            return (
                 f'definition "{self.definition}" ({self.origin}) was stopped earlier in this command '
                 f"({earlier.error.message}); not evaluated again"
             )
-        if self.budget is not None and sum(s.seconds for s in stops) >= self.budget:
-            raise NotEvaluated(
+        if max(run.jq_seconds, sum(s.seconds for s in stops)) >= self.budget:
+            return (
                 f"the command's time budget for contained jq evaluation ({self.budget:g} s) is spent; "
                 f'definition "{self.definition}" ({self.origin}) not evaluated (allow more with --jq-budget SECONDS)'
             )
+        return None
 
 
 def definition_policy(definition: str, origin: str) -> EvaluationPolicy:
-    """The jq evaluation policy of a definition from `origin` for this run: where its expressions run
-    (`evaluation_mode`), the deadline and memory cap in force, and a recorder of the worker's stops for
+    """The jq evaluation policy of a definition from `origin` for this run: what runs in process
+    (`evaluation_mode`), the deadline and memory cap of the worker in force, and a recorder of the stops for
     `raise_if_stopped` (which also keeps a stopped definition from being evaluated again, and the command within
-    its budget: `--jq-budget`, default `BUDGET_DEADLINES` deadlines). Give it to the Workload (`Workload(karta,
-    obj, policy=...)`); its view, plan and patch evaluate under it."""
+    its budget: `--jq-budget`, default `BUDGET_DEADLINES` deadlines, counting the time of every worker request).
+    Give it to the Workload (`Workload(karta, obj, policy=...)`); its view, plan and patch evaluate under it."""
     settings = current_policy()
     mode = evaluation_mode(origin, settings.mode)
     deadline = DEFAULT_DEADLINE if settings.deadline is None else settings.deadline
@@ -96,5 +112,5 @@ def definition_policy(definition: str, origin: str) -> EvaluationPolicy:
         mode,
         deadline=deadline,
         memory_mb=DEFAULT_MEMORY_MB if settings.memory_mb is None else settings.memory_mb,
-        stops=_StopRecorder(definition, origin, deadline, budget if mode == "worker" else None),
+        stops=_StopRecorder(definition, origin, deadline, budget),
     )

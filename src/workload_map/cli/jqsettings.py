@@ -4,8 +4,9 @@ config file, and the evaluations the jq worker stopped.
 A definition's expressions are code. Those read from a cluster (`Karta` objects, origin "cluster") were written by
 whoever may create a custom resource there, so by default (`auto`) they run in the jq worker process
 (`workload_map.jq`, docs/jq.md "Containment") under a deadline (10 s unless `--jq-deadline`, as upstream's
-per-evaluation timeout) and a memory cap; local (`--definitions`) and built-in definitions run in this process.
-`inprocess` and `worker` choose one place for every definition.
+per-evaluation timeout) and a memory cap; local (`--definitions`) and built-in definitions run in this process
+as far as the jq compiler covers them (bounded by its step budget), and in the worker for the rest: libjq never
+runs in this process. `inprocess` and `worker` choose one place for every definition.
 
 Precedence: the flag, then `$WMAP_JQ_MODE` / `$WMAP_JQ_DEADLINE`, then the config file's
 `jq-mode` / `jq-deadline`, then `auto` and the jq layer's deadline. The memory cap has no flag:
@@ -13,8 +14,8 @@ Precedence: the flag, then `$WMAP_JQ_MODE` / `$WMAP_JQ_DEADLINE`, then the confi
 
 This module is the only reader of those variables, and `auto` exists only here: the jq layer knows nothing of
 origins or the environment. The root group (`cli.root`) takes the flags (`jq_options`) and `app.run` ends an
-otherwise successful command with exit 1 and one `error:` line naming the definition and the limit when the worker
-stopped an evaluation (`raise_if_stopped`), since its output is incomplete. The `jq.EvaluationPolicy` a workload is
+otherwise successful command with exit 1 and one `error:` line naming the definition and the limit when an
+evaluation was stopped (`raise_if_stopped`), since its output is incomplete. The `jq.EvaluationPolicy` a workload is
 built with is `cli.jqmode.definition_policy`; it is kept there so the root group (`wmap --help`) never imports
 `workload_map.jq`.
 """
@@ -96,7 +97,8 @@ def current_policy() -> JqPolicy:
 
 @dataclass(frozen=True)
 class Stop:
-    """One evaluation the worker stopped: the definition, where it came from, and the `JqLimitError`."""
+    """One evaluation that was stopped (by the worker, or the compiled evaluator's bounds): the definition, where it
+    came from, and the `JqLimitError`."""
 
     definition: str
     origin: str
@@ -121,7 +123,11 @@ def stopped_error() -> CLIError | None:
         f'definition "{first.definition}" ({first.origin}): {first.error.message} in '
         f"'{_shown(first.error.expression)}'{tail}"
     )
-    if "worker process died" in first.error.message:
+    from workload_map.jq.compiler import InProcessStopError  # here: `wmap --help` never imports workload_map.jq
+
+    if isinstance(first.error, InProcessStopError):
+        hint = "the output is incomplete; the definition's expression exceeded an in-process jq bound: fix it"
+    elif "worker process died" in first.error.message:
         hint = "the output is incomplete; the definition's expression crashed the jq worker: fix the expression"
     elif "memory cap" in first.error.message:
         hint = "the output is incomplete; raise the cap with WMAP_JQ_MEMORY_MB=<MiB>, or fix the expression"

@@ -14,9 +14,8 @@ deadline (counted from when its request is sent) and its policy's memory cap (`R
   (`worker.request_plan`). The wire protocol and the worker's main loop are the sync worker's too.
 
 What runs where is the Document's own logic (`Document.evaluate_many_steps`, `paths_steps`): the fast path and,
-under an "inprocess" policy, everything runs in the calling thread; only the libjq batch of a "worker" policy goes to
-the pool. An "inprocess" evaluation is not contained and cannot be cancelled while libjq runs (it is in-process
-code): use a "worker" policy for anything slow or untrusted.
+under an "inprocess" policy, the compiled evaluator run in the calling thread (bounded by its step budget); the
+libjq batch goes to the pool under either mode. Use a "worker" policy for anything untrusted.
 """
 
 from __future__ import annotations
@@ -25,12 +24,13 @@ import asyncio
 import contextlib
 import os
 import signal
+import time
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import msgspec
 
-from workload_map.jq import engine, worker
+from workload_map.jq import worker
 from workload_map.jq.document import Document, Steps
 from workload_map.jq.engine import MAX_RESULTS, Kind
 from workload_map.jq.errors import JqError
@@ -218,9 +218,7 @@ class WorkerPool:
     async def run_batch(
         self, policy: EvaluationPolicy, exprs: Sequence[str], text: str, max_results: int, kind: Kind
     ) -> list[list[Any] | JqError]:
-        """`worker.run_batch` awaitable: in the pool under a "worker" policy, in this thread under "inprocess"."""
-        if policy.mode == "inprocess":
-            return engine.run_batch(exprs, text, max_results, kind)
+        """`worker.run_batch` awaitable: in the pool, whatever the policy's mode (libjq never runs in process)."""
         if self._closed:
             raise RuntimeError("the worker pool is closed")
         slots = self._slots.get(policy.memory_mb)
@@ -234,7 +232,9 @@ class WorkerPool:
             except StopIteration as stop:
                 results: list[list[Any] | JqError] = stop.value
                 return results
+            started = time.monotonic()
             outcome = await self._attempt(slots, attempt, text, max_results, kind, policy)
+            policy.spent(time.monotonic() - started)
 
     async def _attempt(  # noqa: PLR0917 - one request's parts
         self, slots: _Slots, exprs: list[str], text: str, max_results: int, kind: Kind, policy: EvaluationPolicy

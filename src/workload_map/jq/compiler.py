@@ -16,6 +16,10 @@ their jq source (jq 1.8.2's `builtin.jq`), on top of the primitives written here
 Containment: the outputs are capped by the caller (`MAX_RESULTS`), and every evaluation has a step budget
 (`STEP_BUDGET`): each element an iteration visits, each reduction step and the size of each string or array an
 operator builds cost steps, so an expression that would run or allocate without bound stops with a `JqLimitError`.
+An expression that can build nesting of its own (a `reduce`, `foreach` or `def` of its own: `reduce ... (null;
+[.])`) has its outputs checked against `MAX_DEPTH` levels, so no output is too deep for the code that reads it.
+Both stops are `InProcessStopError`s, which the Document records in its policy's `stops` (the CLI names the
+definition and exits 1), unlike the output cap, an ordinary jq error.
 """
 
 from __future__ import annotations
@@ -31,13 +35,14 @@ from decimal import Decimal
 from typing import Any, Final
 
 from workload_map._jsontype import json_type
+from workload_map._limits import MAX_DEPTH
 from workload_map.errors import WorkloadMapError
 from workload_map.jq import ast as A  # noqa: N812 - the node types, read as A.Index, A.Pipe, ...
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
 from workload_map.jq.fastpath import _dump_trunc
 from workload_map.jq.parser import parse
 
-__all__ = ["STEP_BUDGET", "Closure", "compile_closure", "covered"]
+__all__ = ["STEP_BUDGET", "Closure", "InProcessStopError", "compile_closure", "covered"]
 
 STEP_BUDGET: Final = 1_000_000
 """Steps one evaluation may take (elements iterated, reduction steps, characters and elements built)."""
@@ -78,6 +83,14 @@ class _Break(WorkloadMapError):  # noqa: N818 - jq's `break $label`, not an erro
 
 class _BudgetError(WorkloadMapError):
     """The evaluation used up its step budget."""
+
+
+class InProcessStopError(JqLimitError):
+    """A compiled evaluation was stopped: past the step budget, nested past Python's recursion limit, or with an
+    output nested past `MAX_DEPTH` levels.
+
+    A stop, as the worker's deadline and memory cap are (the Document appends it to its policy's `stops`), and not
+    an ordinary jq error such as the output cap."""
 
 
 # --------------------------------------------------------------------------------------------------- values
@@ -2369,6 +2382,7 @@ def compile_closure(expr: str) -> Closure | None:
         return None
     try:
         code = _compile_tree(tree)
+        nests = _builds_nesting(tree)
     except (_DeclineError, RecursionError):
         return None
     one, gen = code.one, code.gen
@@ -2388,16 +2402,47 @@ def compile_closure(expr: str) -> Closure | None:
             message = exc.value
             raise JqRuntimeError(expr, message if type(message) is str else json.dumps(message)) from None
         except _BudgetError:
-            raise JqLimitError(expr, f"evaluation exceeded the step budget ({STEP_BUDGET} steps)") from None
+            raise InProcessStopError(expr, f"evaluation exceeded the step budget ({STEP_BUDGET} steps)") from None
         except _Break:
             raise JqRuntimeError(expr, "break") from None
         except RecursionError:
-            raise JqLimitError(expr, "evaluation nested too deeply") from None
+            raise InProcessStopError(expr, "evaluation nested too deeply") from None
         if len(outputs) >= max_results:
             raise JqLimitError(expr, f"query results exceed the allowed number {max_results}")
+        if nests and any(_nested_past(out, MAX_DEPTH) for out in outputs):
+            raise InProcessStopError(expr, f"an output is nested more than {MAX_DEPTH} levels deep")
         return [_output(out) for out in outputs]
 
     return run
+
+
+_NESTING_NODES: Final = (A.Reduce, A.Foreach, A.FuncDefine)
+
+
+def _builds_nesting(node: Any) -> bool:
+    """True when the expression has a loop or a definition of its own, the only ways it can nest its outputs
+    deeper than the input plus its own (parser-bounded) constructors: `reduce ... (null; [.])`, a chain of
+    definitions each doubling the last. jq's own builtins never deepen their input by more than a level."""
+    if isinstance(node, _NESTING_NODES):
+        return True
+    if isinstance(node, tuple):
+        return any(_builds_nesting(item) for item in node)
+    fields = getattr(node, "__dataclass_fields__", None)
+    return fields is not None and any(_builds_nesting(getattr(node, name)) for name in fields)
+
+
+def _nested_past(value: Any, limit: int) -> bool:
+    """True when `value` has containers nested more than `limit` levels deep (iterative: it is itself deep)."""
+    if type(value) is not list and type(value) is not dict:
+        return False
+    stack = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = current.values() if type(current) is dict else current
+        stack.extend((child, depth + 1) for child in children if type(child) is list or type(child) is dict)
+    return False
 
 
 def covered(expr: str) -> bool:

@@ -4,8 +4,9 @@ A Document holds the live object (`.obj`, never copied) and caches what libjq an
 `convert`), per set of referenced roots, until the object is written through the Document (or `invalidate()`).
 
 `evaluate_many` is the fast way to run a definition: plain paths run in Python on the normalised object (the
-fast path), and so do, in process, the expressions the compiler covers (`compiler`: closures); the rest run as one
-libjq program on one JSON text holding only the subtrees they read.
+fast path), and so do, under an "inprocess" policy, the expressions the compiler covers (`compiler`: closures,
+bounded by the step budget and the output depth); the rest run in the jq worker as one libjq program on one JSON
+text holding only the subtrees they read. libjq never runs in the calling process.
 
 Ownership: `Document(obj)` changes `obj` in place on `assign`/`assign_each` (all paths are checked before the
 first is written, so a failed write changes nothing). The module-level `assign`/`assign_each` never change the
@@ -13,7 +14,9 @@ caller's object: they return a new one that shares every subtree they did not wr
 
 Results may share structure with the Document's cache and with each other: treat them as read-only.
 
-Where libjq runs is the `EvaluationPolicy` the caller gives (`Document(obj, policy=...)`; default: in process).
+What runs in process, and the worker's limits, is the `EvaluationPolicy` the caller gives (`Document(obj,
+policy=...)`; default: `INPROCESS`). A policy's recorder is told of every stop and may refuse an evaluation
+(`EvaluationPolicy.refusal`: then it does not run and its result is the refusal).
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from typing import Any, NamedTuple, TypeVar
 
+from workload_map.errors import ArgumentTypeError
 from workload_map.jq import convert, engine, worker
+from workload_map.jq.compiler import InProcessStopError
 from workload_map.jq.convert import Roots
 from workload_map.jq.engine import MAX_RESULTS, Kind
 from workload_map.jq.errors import JqError, JqRuntimeError
@@ -116,15 +121,22 @@ class Document:
         results: list[list[Any] | JqError] = [[] for _ in exprs]
         slow: list[int] = []
         fast: list[int] = []
+        policy = self.policy
         compiled = [engine.compile_expression(expr) for expr in exprs]
-        closures = self.policy.mode == "inprocess"  # untrusted definitions (the worker) keep to libjq there
+        closures = policy.mode == "inprocess"  # untrusted definitions (the worker) keep to libjq there
         for index, info in enumerate(compiled):
+            refused = policy.refusal(exprs[index]) if policy.stops is not None else None
+            if refused is not None:  # e.g. its definition was stopped earlier in the command: not evaluated
+                results[index] = refused
+                continue
             python = info.fast is not None or (closures and info.compiled is not None)
             (fast if python else slow).append(index)
         if fast:
             tree = self._tree(_union(compiled[i].roots for i in fast))
             for index in fast:
-                results[index] = _run_fast(compiled[index], tree, max_results)
+                result = results[index] = _run_fast(compiled[index], tree, max_results)
+                if isinstance(result, InProcessStopError):
+                    policy.stopped(result)
         if slow:
             text = self._text(_union(compiled[i].roots for i in slow))
             outcome = yield Batch([exprs[i] for i in slow], text, max_results, "values")
@@ -144,7 +156,11 @@ class Document:
     def paths_steps(self, expr: str, field_path: str | None = None) -> Steps[list[list[Any]]]:
         """`paths` without the libjq call (see `evaluate_many_steps`)."""
         roots = engine.compile_expression(expr).roots
-        result = (yield Batch([expr], self._text(roots), MAX_RESULTS, _PATHS))[0]
+        result: list[list[Any]] | JqError | None = None
+        if self.policy.stops is not None:
+            result = self.policy.refusal(expr)
+        if result is None:
+            result = (yield Batch([expr], self._text(roots), MAX_RESULTS, _PATHS))[0]
         if isinstance(result, JqError):
             raise result.with_field_path(field_path) if field_path else result
         return result
@@ -194,7 +210,7 @@ def _policy(policy: EvaluationPolicy | None) -> EvaluationPolicy:
     if policy is None:
         return INPROCESS
     if not isinstance(policy, EvaluationPolicy):
-        raise TypeError(f"policy must be a workload_map.jq.EvaluationPolicy, not {type(policy).__name__}")
+        raise ArgumentTypeError("policy", "a workload_map.jq.EvaluationPolicy or None", policy)
     return policy
 
 

@@ -1,4 +1,4 @@
-"""`EvaluationPolicy`: where libjq runs an evaluation and under which limits, given explicitly by the caller.
+"""`EvaluationPolicy`: what runs in the calling process and the worker's limits, given explicitly by the caller.
 
 The jq layer keeps no process-wide mode and never reads the environment: every `Document` (and `evaluate`,
 `paths`, `assign`, `assign_each`, and `resolve.Workload`) takes a policy, and without one evaluates in process.
@@ -40,25 +40,34 @@ DEFAULT_MEMORY_MB: Final = 1024
 
 
 class StopRecorder(Protocol):
-    """Where a policy records the evaluations the worker stopped (a `list` will do)."""
+    """Where a policy records the evaluations that were stopped (a `list` will do).
+
+    A recorder may also have `refuse(expression) -> JqLimitError | None`, asked before each evaluation under the
+    policy (a non-None answer is that evaluation's error, and it does not run: the CLI's refuses a definition
+    stopped once, and everything once the command's budget is spent), and `spend(seconds)`, told the time each
+    worker request took (the CLI's adds it to the command's budget)."""
 
     def append(self, error: JqLimitError, /) -> None: ...
 
 
 @dataclass(frozen=True)
 class EvaluationPolicy:
-    """Where libjq runs (`mode`) and, in mode "worker", the limits of one evaluation.
+    """What runs in the calling process (`mode`), and the limits of the jq worker, where everything else runs.
 
-    * `mode`: "inprocess" (the default: fastest, no limits; for definitions you trust) or "worker" (one reused child
-      process per memory cap, minimal environment, killed and replaced when an evaluation passes a limit);
+    libjq itself never runs in the calling process (an expression can crash it): every expression that is neither a
+    plain path nor covered by the compiler runs in the worker, under `deadline` and `memory_mb`, in either mode.
+
+    * `mode`: "inprocess" (the default; for definitions you trust): plain paths and the compiled evaluator run in
+      process (bounded by the step budget and the output depth), the rest in the worker; or "worker" (for
+      definitions you did not write): only plain paths run in process, everything else in the worker;
     * `deadline`: seconds one evaluation may run in the worker (default 10);
     * `memory_mb`: the worker's memory cap in MiB (default 1024; 0: none);
-    * `stops`: optional, owned by the caller: every evaluation the worker stops (a `JqLimitError` for the deadline
-      or the memory cap) is appended to it, so a caller can tell "cut off" from an ordinary jq error. Not part of
-      the policy's equality.
+    * `stops`: optional, owned by the caller: every evaluation that is stopped (a `JqLimitError` for the worker's
+      deadline, memory cap or death, an `InProcessStopError` for the compiled evaluator's step budget or output
+      depth) is appended to it, so a caller can tell "cut off" from an ordinary jq error. Not part of the policy's
+      equality. See `StopRecorder` for what else a recorder may do (refuse evaluations, count their time).
 
-    The deadline and the cap apply in mode "worker" only. Raises `ValueError` for an unknown mode, a deadline that
-    is not a positive number of seconds, or a negative cap.
+    Raises `ValueError` for an unknown mode, a deadline that is not a positive number of seconds, or a negative cap.
     """
 
     mode: Mode = "inprocess"
@@ -79,11 +88,25 @@ class EvaluationPolicy:
         object.__setattr__(self, "deadline", float(deadline))
 
     def stopped(self, error: JqLimitError) -> JqLimitError:
-        """Record a deadline or memory-cap stop in `stops` (when given); returns the error."""
+        """Record a stop in `stops` (when given); returns the error."""
         if self.stops is not None:
             self.stops.append(error)
         return error
 
+    def refusal(self, expression: str) -> JqLimitError | None:
+        """Why `expression` is not to be evaluated under this policy at all (the recorder's `refuse`), or None."""
+        refuse = getattr(self.stops, "refuse", None)
+        if refuse is None:
+            return None
+        error: JqLimitError | None = refuse(expression)
+        return error
+
+    def spent(self, seconds: float) -> None:
+        """Tell the recorder (its `spend`, when it has one) the time one worker request took."""
+        spend = getattr(self.stops, "spend", None)
+        if spend is not None:
+            spend(seconds)
+
 
 INPROCESS: Final = EvaluationPolicy()
-"""The default policy: libjq runs in the calling process, with no deadline and no memory cap."""
+"""The default policy: plain paths and compiled expressions in process, the rest in the worker (10 s, 1024 MiB)."""

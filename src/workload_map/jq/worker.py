@@ -1,8 +1,8 @@
-"""Containment: the worker process that runs libjq under a deadline and a memory cap, for a "worker" policy.
+"""Containment: the worker process that runs libjq under a deadline and a memory cap, for every policy.
 
 libjq cannot be interrupted from Python (it holds the interpreter while it runs; a 0.2 s alarm fires only when the
-evaluation ends), so an expression that loops for minutes or allocates gigabytes takes its host process with it.
-Under an `EvaluationPolicy` in mode "worker" (policy.py) every libjq evaluation runs in a separate Python process:
+evaluation ends), so an expression that loops for minutes, allocates gigabytes or nests deeply enough to crash
+it takes its host process with it. Every libjq evaluation therefore runs in a separate Python process:
 
 * the worker is started on first use (never by importing) and reused: one process per memory cap, shared by every
   policy with that cap (`_WORKERS`; the deadline is enforced per request here, so it needs no process of its own);
@@ -11,14 +11,17 @@ Under an `EvaluationPolicy` in mode "worker" (policy.py) every libjq evaluation 
   is killed, a fresh one is started, and the caller gets `JqLimitError("evaluation exceeded the 10 s deadline")`;
 * the worker's address space is capped with `RLIMIT_AS` (default 1024 MiB; POSIX only); an evaluation that runs
   out gets `JqLimitError("evaluation exceeded the 1024 MiB memory cap")` and the worker is replaced;
-* a worker that dies for any other reason is replaced too, and the caller gets a `JqRuntimeError` saying so;
+* a worker that dies for any other reason (a segfault) is replaced too, the request is tried once more, and a
+  second death is a stop: `JqLimitError("the jq worker process died during the evaluation ...")`;
 * a batch that hits a limit is re-run one expression at a time, so only the guilty expression reports the limit.
 
-The fast path (plain paths in pure Python, bounded by the object's size) always runs in the calling process.
+libjq never runs in the calling process, whatever the policy's mode: a mode only says what runs in process
+before libjq is asked (plain paths always; the compiled evaluator under "inprocess", see `Document`). So every
+policy's deadline and memory cap bound every libjq evaluation.
 
 The caller passes the policy (`Document(obj, policy=...)`); nothing here reads the environment or keeps a mode.
-Stops (the deadline, the memory cap) are recorded in the policy's `stops`, which the caller owns. In mode
-"inprocess" (the default) there is no deadline and no cap: use it for trusted definitions.
+Stops (the deadline, the memory cap, a death) are recorded in the policy's `stops`, which the caller owns, and
+the time each request took is told to it (`EvaluationPolicy.spent`).
 
 Protocol (stdin/stdout pipes): frames of a 4-byte big-endian length and a JSON body. The worker sends
 `{"ready": true}` once; each request `{"exprs", "text", "max", "kind"}` gets `{"results": [...]}` where each
@@ -67,9 +70,9 @@ _ERROR_CLASSES: Final[dict[str, type[JqError]]] = {
 def run_batch(
     policy: EvaluationPolicy, exprs: Sequence[str], text: str, max_results: int, kind: Kind
 ) -> list[list[Any] | JqError]:
-    """`engine.run_batch` in this process or in the worker, as `policy` says."""
-    if policy.mode == "inprocess":
-        return engine.run_batch(exprs, text, max_results, kind)
+    """`engine.run_batch` in the worker, under `policy`'s deadline and memory cap, whatever its mode: libjq never
+    runs in the calling process (an expression can crash it: a segfault from nesting, an allocation the process
+    cannot survive). What a policy's mode decides is what runs in process before libjq is asked (`Document`)."""
     return _worker(policy.memory_mb).run(exprs, text, max_results, kind, policy)
 
 
@@ -198,10 +201,12 @@ class _Worker:
                 except StopIteration as stop:
                     results: list[list[Any] | JqError] = stop.value
                     return results
+                started = time.monotonic()
                 try:
                     outcome = self._attempt(attempt, text, max_results, kind, policy)
                 except (JqError, _WorkerGoneError, TimeoutError) as failed:
                     outcome = failed
+                policy.spent(time.monotonic() - started)
 
     def _attempt(
         self, exprs: list[str], text: str, max_results: int, kind: Kind, policy: EvaluationPolicy
@@ -251,9 +256,9 @@ def worker_command(memory_mb: int) -> tuple[list[str], dict[str, str]]:
 def cannot_start(expr: str, detail: str) -> JqRuntimeError:
     return JqRuntimeError(
         expr,
-        f"cannot start the jq worker process ({sys.executable}: {detail}); "
-        "evaluate in process (an inprocess policy, wmap --jq-mode inprocess) or check that Python "
-        "can import workload_map",
+        f"cannot start the jq worker process ({sys.executable}: {detail}); only plain paths and expressions the "
+        "compiler covers run without it (libjq never runs in the calling process): check that Python can "
+        "import workload_map",
     )
 
 
@@ -385,6 +390,9 @@ def _limit_memory(memory_mb: int) -> None:
     except ImportError:  # pragma: no cover - not POSIX: no cap
         return
     cap = memory_mb * 1024 * 1024
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)  # the parent's own cap (a sandbox, the fuzz suite's children) cannot be raised
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
