@@ -36,19 +36,25 @@ class OutputSpec:
     choices: tuple[str, ...]
     default: str = ""
     aliases: Mapping[str, str] = field(default_factory=dict)
+    # formats that carry a value, as kubectl's `-o jsonpath=TEMPLATE` (the command parses the value)
+    templated: tuple[str, ...] = ()
 
     @property
     def fallback(self) -> str:
         return self.default or self.choices[0]
 
     def normalise(self, value: str) -> str | None:
-        """The format `value` names, or None when this command does not print it."""
+        """The format `value` names (`name=VALUE` as given for a templated one), or None when this command does
+        not print it."""
         if value in self.choices:
+            return value
+        prefix, equals, _ = value.partition("=")
+        if equals and prefix in self.templated:
             return value
         return self.aliases.get(value)
 
     def describe(self) -> str:
-        listed = ", ".join(self.choices)
+        listed = ", ".join((*self.choices, *(f"{name}=..." for name in self.templated)))
         if self.aliases:
             listed += " (" + ", ".join(f"{a} = {t}" for a, t in self.aliases.items()) + ")"
         return listed

@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from workload_map._io import InputError, read_input_text
 from workload_map.catalog import Resolved
 from workload_map.cli.context import state
 from workload_map.cli.errors import UsageError
@@ -38,8 +39,10 @@ from workload_map.cli.options import (
 )
 from workload_map.cli.pipeline import resolve_object
 from workload_map.cli.render import machine
+from workload_map.cli.render.columns import fit_table
 from workload_map.cli.render.fmt import age
-from workload_map.cli.render.text import PHASE_STYLES, Cell, align, seg, write_lines
+from workload_map.cli.render.templated import TEMPLATED, JSONPathError, TemplatedFormat, parse_format
+from workload_map.cli.render.text import PHASE_STYLES, Cell, align, plain, seg, write_lines
 from workload_map.cli.safe import safe_text
 from workload_map.cli.views import view_of
 from workload_map.cluster import ClusterError, Forbidden, NotServed, ResolvedType, top_level
@@ -50,7 +53,9 @@ from workload_map.resolve import ResolveError
 from workload_map.view import WorkloadView
 from workload_map.view.types import identity_dict
 
-OUTPUT = OutputSpec("get", ("table", "wide", "json", "yaml", "name"))
+OUTPUT = OutputSpec("get", ("table", "wide", "json", "yaml", "name"), templated=TEMPLATED)
+# On a narrow terminal the table loses these first (NAME and PHASE always stay), kubectl's low-priority columns.
+DROP_FIRST = ("ORIGIN", "COMPONENTS", "GPU", "PODS", "AGE", "TYPE", "NAMESPACE")
 LIST_WORKERS = 4
 MAX_COMPONENTS_SHOWN = 3
 
@@ -313,7 +318,71 @@ def render_table(rows: Sequence[Row], *, wide: bool, namespaces: bool, types: bo
             ]
         table.append(cells)
     out = state().stdout
-    write_lines(align(table, padding=3, min_width=6), out, color=state().color(out))
+    write_lines(align(fit_terminal(table, headers), padding=3, min_width=6), out, color=state().color(out))
+
+
+def fit_terminal(table: list[list[Cell]], headers: Sequence[str]) -> list[list[Cell]]:
+    """On a terminal, `table` within its width (`columns.fit_table`: the `DROP_FIRST` columns left out first,
+    then the widest cells cut), with a note naming what was left out; elsewhere (a pipe, a file) unchanged."""
+    out = state().stdout
+    try:
+        terminal = out.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    if not terminal or not table:
+        return table
+    width = state().width(out)
+    texts = [[plain(cell) for cell in row] for row in table]
+    order = [headers.index(name) for name in DROP_FIRST if name in headers]
+    fitted, dropped = fit_table(texts, width, order)
+    if not dropped and fitted == texts:
+        return table
+    kept = [index for index in range(len(headers)) if index not in dropped]
+    result = [
+        [table[r][index] if fitted[r][k] == texts[r][index] else seg(fitted[r][k]) for k, index in enumerate(kept)]
+        for r in range(len(table))
+    ]
+    if dropped:
+        names = ", ".join(headers[index] for index in dropped)
+        state().note(f"{names} left out to fit {width} columns (widen the terminal or pipe the output for all)")
+    return result
+
+
+def _read_format_file(path: str) -> str:
+    try:
+        return read_input_text(path)[1]
+    except InputError as exc:
+        raise UsageError(f"-o: {exc.source}: {exc.message}") from None
+
+
+def templated_format(fmt: str) -> TemplatedFormat | None:
+    """`-o jsonpath=...`, `-o custom-columns=...` (and their `-file` forms) parsed, before the cluster is read;
+    a bad template is exit 2 naming what is wrong."""
+    try:
+        return parse_format(fmt, _read_format_file)
+    except JSONPathError as exc:
+        raise UsageError(str(exc), hint='kubectl\'s JSONPath: docs/cli.md, "wmap get -o jsonpath"') from None
+
+
+def write_templated(rows: Sequence[Row], printer: TemplatedFormat, *, bare: bool, headers_row: bool) -> None:
+    """A JSONPath template over the `-o json` document (the bare item for `TYPE NAME`), or the custom columns
+    over each row's JSON form."""
+    out = state().stdout
+    if not printer.is_columns:
+        document: Any = rows[0].to_dict() if bare and len(rows) == 1 else _envelope(rows)
+        printer.write(document, out)
+        return
+    cells = printer.cells([row.to_dict() for row in rows])
+    table: list[list[Cell]] = [
+        [seg(text, "heading" if index == 0 else "") for text in row] for index, row in enumerate(cells)
+    ]
+    if not headers_row:
+        table = table[1:]
+    write_lines(align(fit_terminal(table, ()), padding=3), out, color=state().color(out))
+
+
+def _envelope(rows: Sequence[Row]) -> dict[str, Any]:
+    return {"items": [row.to_dict() for row in rows], "count": len(rows)}
 
 
 def render(
@@ -325,6 +394,7 @@ def render(
     types: bool,
     empty_note: str,
     headers_row: bool = True,
+    printer: TemplatedFormat | None = None,
 ) -> None:
     out = state().stdout
     if fmt == "name":
@@ -335,7 +405,10 @@ def render(
         if bare and len(rows) == 1:
             machine.write(rows[0].to_dict(), fmt, out)
         else:
-            machine.write({"items": [row.to_dict() for row in rows], "count": len(rows)}, fmt, out)
+            machine.write(_envelope(rows), fmt, out)
+        return
+    if printer is not None:
+        write_templated(rows, printer, bare=bare, headers_row=headers_row)
         return
     if not rows:
         if empty_note:  # not when the type is not installed: the warning says why there is nothing
@@ -397,6 +470,7 @@ def get(
     connection: ConnectionOptions,
 ) -> None:
     fmt = resolve_output(OUTPUT, output)
+    printer = templated_format(fmt)
     wanted = parse_phases(phases)
     if selector is not None:
         problem = selector_problem(selector)
@@ -445,4 +519,5 @@ def get(
             types=token is None,
             empty_note="" if token is not None and found is None else f"No workloads found {where}.",
             headers_row=not no_headers,
+            printer=printer,
         )
