@@ -10,6 +10,7 @@ import yaml
 
 from tests.cli.helpers import EXAMPLES, REPO, Result, invoke, run_installed
 from workload_map.cli.commands import COMMANDS
+from workload_map.gang import min_member_of
 
 FIXTURES = REPO / "tests" / "fixtures" / "gang"
 CATALOG = REPO / "tests" / "fixtures" / "catalog"
@@ -31,7 +32,7 @@ def documents(result: Result) -> list[dict]:  # type: ignore[type-arg]
     ("fixture", "expected"),
     [
         ("pytorchjob", [("mnist-ddp", 5)]),
-        ("jobset", [("train-driver", 1), ("train-workers", 8)]),
+        ("jobset", [("train", 9)]),
         ("leaderworkerset", [("llm-0", 4), ("llm-1", 4)]),
     ],
 )
@@ -39,7 +40,7 @@ def documents(result: Result) -> list[dict]:  # type: ignore[type-arg]
 def test_pod_groups_one_yaml_document_each(fixture: str, expected: list, fmt: str, tmp_path: Path) -> None:  # type: ignore[type-arg]
     result = wmap("-f", str(FIXTURES / f"{fixture}.yaml"), "--format", fmt, home=tmp_path)
     assert result.code == 0, result.stderr
-    found = [(doc["metadata"]["name"], doc["spec"]["minMember"]) for doc in documents(result)]
+    found = [(doc["metadata"]["name"], min_member_of(doc)) for doc in documents(result)]
     assert found == expected
     assert result.stdout.count("\n---\n") == len(expected) - 1
 
@@ -62,7 +63,7 @@ def test_kueue_workloads_and_their_pod_sets(tmp_path: Path) -> None:
         (doc["metadata"]["name"], doc["spec"]["queueName"], [ps["count"] for ps in doc["spec"]["podSets"]])
         for doc in documents(result)
     ]
-    assert found == [("train-driver", "team-a", [1]), ("train-workers", "team-a", [8])]
+    assert found == [("train", "team-a", [1, 8])]  # one Workload: a PodSet per replicatedJob
 
 
 def test_workload_api_in_both_versions(tmp_path: Path) -> None:
@@ -125,10 +126,10 @@ def test_pods_are_placed_in_their_gangs(tmp_path: Path) -> None:
 
 
 def test_json_of_several_objects_is_a_list(tmp_path: Path) -> None:
-    result = wmap("-f", str(FIXTURES / "jobset.yaml"), "--format", "volcano", "-o", "json", home=tmp_path)
+    result = wmap("-f", str(FIXTURES / "leaderworkerset.yaml"), "--format", "volcano", "-o", "json", home=tmp_path)
     listed = json.loads(result.stdout)
     assert (listed["apiVersion"], listed["kind"]) == ("v1", "List")
-    assert [item["spec"]["minMember"] for item in listed["items"]] == [1, 8]
+    assert [item["spec"]["minMember"] for item in listed["items"]] == [4, 4]
 
 
 def test_stdin_and_example_manifests(tmp_path: Path) -> None:
@@ -157,7 +158,7 @@ def test_objects_without_gang_instructions_are_skipped_in_a_stream(tmp_path: Pat
     stream = (FIXTURES / "jobset.yaml").read_text() + "\n---\n" + (FIXTURES / "pytorchjob.pods.yaml").read_text()
     result = wmap("-f", "-", "--format", "kai", home=tmp_path, stdin=stream)
     assert result.code == 0, result.stderr
-    assert [doc["metadata"]["name"] for doc in documents(result)] == ["train-driver", "train-workers"]
+    assert [doc["metadata"]["name"] for doc in documents(result)] == ["train"]
     assert "skipped 5 objects without gang instructions: Pod/mnist-ddp-master-0" in result.stderr
 
 
@@ -189,4 +190,4 @@ def test_a_pods_file_without_pods_is_a_usage_error(tmp_path: Path) -> None:
 def test_the_installed_wmap_runs_gang(tmp_path: Path) -> None:
     result = run_installed(["gang", "-f", str(FIXTURES / "jobset.yaml"), "--format", "kai"], home=tmp_path)
     assert result.code == 0, result.stderr
-    assert [doc["spec"]["minMember"] for doc in yaml.safe_load_all(result.stdout)] == [1, 8]
+    assert [doc["spec"]["minSubGroup"] for doc in yaml.safe_load_all(result.stdout)] == [2]

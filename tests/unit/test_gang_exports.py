@@ -30,7 +30,7 @@ from workload_map.resolve import Workload
 
 ACCEPTANCE = {
     "pytorchjob": [("mnist-ddp", 5)],
-    "jobset": [("train-driver", 1), ("train-workers", 8)],
+    "jobset": [("train", 9)],  # one gang: the driver's and the workers' Jobs together
     "leaderworkerset": [("llm-0", 4), ("llm-1", 4)],
 }
 
@@ -70,7 +70,7 @@ def test_acceptance_in_the_workload_api_v1alpha1(fixture: str) -> None:
         seen.append((ref["podGroup"], ref.get("podGroupReplicaKey"), minimum[ref["podGroup"]]))
     expected = {
         "pytorchjob": [("pytorchjob", None, 5)],
-        "jobset": [("replicatedjob-driver", None, 1), ("replicatedjob-workers", None, 8)],
+        "jobset": [("jobset", None, 9)],
         "leaderworkerset": [("group", "0", 4), ("group", "1", 4)],
     }[fixture]
     assert seen == expected
@@ -90,7 +90,7 @@ def test_v1alpha2_pods_name_their_own_pod_group_and_each_pod_group_its_template(
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_native_sub_groups_in_every_format(fmt: str) -> None:
     manifests = export(plan(workload("inferencegraph").resolve()), fmt)
-    assert gangs_in(manifests, fmt) == [("chat-graph", 6)]
+    assert gangs_in(manifests, fmt) == [("chat", 6)]
 
 
 def test_kai_native_export_has_sub_groups_and_min_sub_group_instead_of_min_member() -> None:
@@ -126,7 +126,11 @@ def test_kai_pod_groups_belong_to_the_workload() -> None:
             "uid": "6f1c2a10-0000-4000-8000-000000000001",
         }
     ]
-    assert pod_group["spec"] == {"minMember": 5}
+    # as KAI groups a PyTorchJob: the job's minimum at the root, a sub-group per role
+    assert pod_group["spec"] == {
+        "minMember": 5,
+        "subGroups": [{"name": "master", "minMember": 1}, {"name": "worker", "minMember": 4}],
+    }
 
 
 def test_a_gang_with_nothing_to_wait_for_leaves_kais_min_member_unset() -> None:
@@ -280,10 +284,10 @@ def test_every_exported_name_is_a_valid_kubernetes_name(fmt: str) -> None:
 
 def test_pods_join_kai_and_volcano_gangs_by_annotation() -> None:
     gang_plan = plan(workload("inferencegraph").resolve())
-    kai = pod_join(gang_plan, "chat-graph", "kai", sub_group="prefill", queue="inference")
+    kai = pod_join(gang_plan, "chat", "kai", sub_group="prefill", queue="inference")
     assert kai == {
         "labels": {"kai.scheduler/subgroup-name": "prefill", "kai.scheduler/queue": "inference"},
-        "annotations": {"pod-group-name": "chat-graph"},
+        "annotations": {"pod-group-name": "chat"},
     }
-    volcano = pod_join(gang_plan, "chat-graph", "volcano", sub_group="prefill")
-    assert volcano["annotations"] == {"scheduling.k8s.io/group-name": "chat-graph", "volcano.sh/task-spec": "prefill"}
+    volcano = pod_join(gang_plan, "chat", "volcano", sub_group="prefill")
+    assert volcano["annotations"] == {"scheduling.k8s.io/group-name": "chat", "volcano.sh/task-spec": "prefill"}

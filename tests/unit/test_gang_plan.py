@@ -46,15 +46,24 @@ def test_pytorchjob_with_one_master_and_four_workers_is_one_gang_of_five() -> No
     gang_plan = plan(workload("pytorchjob").resolve())
     assert summary_of(gang_plan) == [("mnist-ddp", 5)]
     (gang,) = gang_plan.gangs
-    assert gang.members == ("pytorchjob",)
+    assert gang.members == ("master", "worker")
+    assert [(group.name, group.min_member) for group in gang.sub_groups] == [("master", 1), ("worker", 4)]
     assert [(role.name, role.min_count, role.count) for role in gang.roles] == [("master", 1, 1), ("worker", 4, 4)]
     assert (gang.instance, gang.replica, gang.keys) == (None, None, None)
 
 
-def test_jobset_has_one_gang_per_replicated_job_of_replicas_times_parallelism() -> None:
+def test_jobset_is_one_gang_a_sub_group_per_replicated_job_and_a_leaf_per_job() -> None:
     gang_plan = plan(workload("jobset").resolve())
-    assert summary_of(gang_plan) == [("train-driver", 1), ("train-workers", 8)]
-    assert [gang.instance for gang in gang_plan.gangs] == ["driver", "workers"]
+    assert summary_of(gang_plan) == [("train", 9)]
+    (gang,) = gang_plan.gangs
+    assert gang.min_sub_group == 2  # AnyOrder: every replicatedJob
+    assert [(g.name, g.parent, g.min_member, g.min_sub_group) for g in gang.sub_groups] == [
+        ("driver", None, None, 1),
+        ("driver-replica-0", "driver", 1, None),
+        ("workers", None, None, 2),
+        ("workers-replica-0", "workers", 4, None),
+        ("workers-replica-1", "workers", 4, None),
+    ]
 
 
 def test_lws_has_one_gang_per_group_with_a_leader_and_its_workers() -> None:
@@ -149,7 +158,12 @@ def test_a_job_without_master_gangs_its_workers_only() -> None:
 def test_a_jobset_without_completions_uses_its_parallelism() -> None:
     value = obj("jobset")
     del value["spec"]["replicatedJobs"][1]["template"]["spec"]["completions"]
-    assert summary_of(plan(workload("jobset", value).resolve())) == [("train-driver", 1), ("train-workers", 8)]
+    (gang,) = plan(workload("jobset", value).resolve()).gangs
+    assert [(g.name, g.min_member) for g in gang.sub_groups if g.replica is not None] == [
+        ("driver-replica-0", 1),
+        ("workers-replica-0", 4),
+        ("workers-replica-1", 4),
+    ]
 
 
 # --- catalog definitions --------------------------------------------------------------------------------------
@@ -203,28 +217,33 @@ def test_lws_pods_join_the_gang_of_their_group() -> None:
         ("llm-0", ("llm-0", "llm-0-1", "llm-0-2", "llm-0-3")),
         ("llm-1", ("llm-1", "llm-1-1", "llm-1-2", "llm-1-3")),
     ]
-    assert gang_plan.gangs[0].keys == ("llm", "0")
     leader = gang_plan.pods[0]
-    assert (leader.name, leader.component, leader.gang, leader.member, leader.keys) == (
+    assert (leader.name, leader.component, leader.gang, leader.sub_group, leader.keys) == (
         "llm-0",
         "leader",
         "llm-0",
-        "group",
-        ("llm", "0"),
+        "leader",
+        ("0",),
     )
+    assert {pod.sub_group for pod in gang_plan.pods if pod.component == "worker"} == {"workers"}
 
 
 def test_jobset_pods_join_the_gang_of_their_replicated_job() -> None:
     gang_plan = plan(workload("jobset").resolve(), pods("jobset"))
-    assert [(gang.name, len(gang.pods)) for gang in gang_plan.gangs] == [("train-driver", 1), ("train-workers", 8)]
-    assert {pod.instance for pod in gang_plan.pods if pod.gang == "train-workers"} == {"workers"}
+    assert [(gang.name, len(gang.pods)) for gang in gang_plan.gangs] == [("train", 9)]
+    leaves = {group.name: len(group.pods) for group in gang_plan.gangs[0].sub_groups if group.replica is not None}
+    assert leaves == {"driver-replica-0": 1, "workers-replica-0": 4, "workers-replica-1": 4}
+    assert {pod.sub_groups for pod in gang_plan.pods if pod.instance == "workers"} == {
+        ("workers", "workers-replica-0"),
+        ("workers", "workers-replica-1"),
+    }
 
 
 def test_pytorchjob_pods_all_join_the_one_gang() -> None:
     gang_plan = plan(workload("pytorchjob").resolve(), pods("pytorchjob"))
     assert [pod.component for pod in gang_plan.pods] == ["master", "worker", "worker", "worker", "worker"]
     assert {pod.gang for pod in gang_plan.pods} == {"mnist-ddp"}
-    assert gang_plan.gangs[0].keys == ()
+    assert [pod.sub_group for pod in gang_plan.pods] == ["master", "worker", "worker", "worker", "worker"]
 
 
 def test_a_pod_of_a_group_the_spec_no_longer_has_gets_its_own_gang() -> None:
@@ -275,7 +294,7 @@ def test_native_pod_group_has_sub_groups_with_their_subtree_minimums() -> None:
     gang_plan = plan(workload("inferencegraph").resolve())
     assert gang_plan.format == "podGroup"
     (gang,) = gang_plan.gangs
-    assert gang.name == "chat-graph"
+    assert gang.name == "chat"
     assert [(group.name, group.min_member, group.parent) for group in gang.sub_groups] == [
         ("prefill", 2, None),
         ("decode", 4, None),
@@ -300,9 +319,9 @@ def test_native_pods_are_listed_in_the_sub_group_their_selector_matches() -> Non
     (gang,) = gang_plan.gangs
     assert [(group.name, group.pods) for group in gang.sub_groups] == [("prefill", ("p",)), ("decode", ("d",))]
     assert [(pod.name, pod.gang, pod.sub_group) for pod in gang_plan.pods] == [
-        ("r", "chat-graph", None),
-        ("p", "chat-graph", "prefill"),
-        ("d", "chat-graph", "decode"),
+        ("r", "chat", None),
+        ("p", "chat", "prefill"),
+        ("d", "chat", "decode"),
     ]
 
 
@@ -398,17 +417,19 @@ def test_native_without_sub_groups_gangs_the_whole_subtree() -> None:
 # --- names and paths ------------------------------------------------------------------------------------------------
 
 
-def test_gang_names_are_lowercase_dns_labels_even_from_odd_instance_ids() -> None:
+def test_sub_group_names_are_lowercase_dns_labels_even_from_odd_instance_ids() -> None:
     value = obj("jobset")
     value["spec"]["replicatedJobs"][1]["name"] = "Workers_GPU"
-    names = [gang.name for gang in plan(workload("jobset", value).resolve()).gangs]
-    assert names == ["train-driver", "train-workers-gpu"]
+    gang_plan = plan(workload("jobset", value).resolve())
+    names = [group.name for group in gang_plan.gangs[0].sub_groups if group.parent is None]
+    assert names == ["driver", "workers-gpu"]
+    assert "sub-group of component replicatedjob instance Workers_GPU is named workers-gpu" in " ".join(gang_plan.notes)
 
 
 def test_long_gang_names_are_cut_to_63_characters_with_a_hash() -> None:
-    value = obj("jobset")
-    value["metadata"]["name"] = "a" * 60
-    names = [gang.name for gang in plan(workload("jobset", value).resolve()).gangs]
+    value = obj("leaderworkerset")
+    value["metadata"]["name"] = "a" * 62
+    names = [gang.name for gang in plan(workload("leaderworkerset", value).resolve()).gangs]
     assert all(len(name) <= 63 and is_dns1123_label(name) for name in names)
     assert len(set(names)) == 2
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from tests.fixtures.gang import karta_from_text, workload
+from tests.fixtures.gang import definition_file, karta_from_text, workload
 from workload_map.gang import (
     Candidate,
     GangError,
@@ -163,8 +163,11 @@ def test_worker_candidates_put_its_own_groups_before_the_parents() -> None:
     assert [c.direct for c in summary.candidates["worker"]] == [True, True, False]
 
 
+# upstream's alpha-format building blocks, on the catalog's earlier alpha definitions (tests/fixtures/gang/alpha-*)
+
+
 def test_candidates_of_a_single_group_naming_the_parent() -> None:
-    summary = StructureSummary(workload("pytorchjob").definition)
+    summary = StructureSummary(definition_file("alpha-pytorchjob.karta.yaml"))
     assert [(c.pod_group, c.component) for c in summary.candidates["worker"]] == [("pytorchjob", "pytorchjob")]
 
 
@@ -267,15 +270,14 @@ def test_a_component_without_a_pod_selector_has_no_instance() -> None:
 
 
 def test_the_only_member_gangs_pods_of_the_single_leaf() -> None:
-    jobset = workload("jobset")
-    summary = StructureSummary(jobset.definition)
+    summary = StructureSummary(definition_file("alpha-jobset.karta.yaml"))
     found = pod_grouping(PodQuerier(pod()), "replicatedjob", summary)
     assert found is not None
     assert (found.effective_component, found.pod_group) == ("replicatedjob", "replicatedjob")
 
 
 def test_several_leaves_fall_back_to_the_parent_member() -> None:
-    summary = StructureSummary(workload("pytorchjob").definition)
+    summary = StructureSummary(definition_file("alpha-pytorchjob.karta.yaml"))
     found = pod_grouping(PodQuerier(role("worker")), "worker", summary)
     assert found is not None and found.effective_component == "pytorchjob"
 

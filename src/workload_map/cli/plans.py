@@ -15,6 +15,8 @@ from workload_map.cli.context import Reporter, state
 from workload_map.cli.errors import CLIError
 from workload_map.cli.pipeline import ResolvedWorkload
 from workload_map.cli.render import machine
+from workload_map.cli.render.gangtree import plan_lines
+from workload_map.cli.render.text import write_lines
 from workload_map.gang import ExportError, GangError, NoGangInstructions, export, plan
 
 
@@ -71,8 +73,11 @@ def gang_documents(
 
 def write_documents(documents: Sequence[Mapping[str, Any]], output: str) -> None:
     """YAML: one document per object (`---` between them). JSON: the object itself when there is one, else a
-    `v1` `List` of them (as kubectl prints several)."""
+    `v1` `List` of them (as kubectl prints several). Text: each plan as a tree (`render.gangtree`)."""
     out = state().stdout
+    if output == "text":
+        write_lines(plan_lines(documents), out, color=state().color(out))
+        return
     if output == "json":
         if len(documents) == 1:
             machine.write(documents[0], "json", out)

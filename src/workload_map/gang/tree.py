@@ -85,8 +85,9 @@ class _Listed:
 class _Tree:
     """Builds the skeleton of the sub-groups once, then one gang per gang key with its pods."""
 
-    def __init__(self, builder: Builder, rules: GangRules) -> None:
+    def __init__(self, builder: Builder, rules: GangRules, *, annotated: bool) -> None:
         self.builder = builder
+        self.annotated = annotated
         self.summary: StructureSummary = builder.summary
         self.rules = rules
         gang = self.summary.gang
@@ -205,6 +206,13 @@ class _Tree:
             minimum, desired = self.builder.counts(keying, instance)
             total_min, total_desired = sum(minimum.values()), sum(desired.values())
             explicit = self._count(minimums[position], f"{here}.minMember")
+            if explicit is None and total_min == 0 and total_desired == 0 and (instance is not None or self.annotated):
+                # Nothing to wait for (a PyTorchJob without a master, a Ray group scaled to 0): no sub-group, as
+                # KAI makes none; upstream's reading (no annotation) still calls a whole component without scale
+                # an error.
+                what = f"component {component}" + (f" instance {instance}" if instance is not None else "")
+                self.builder.note(f"{what} asks for no pods: no sub-group")
+                continue
             reason = self._reason(deferred[position], f"{here}.deferred")
             base = rule.name or (instance if instance else component)
             name = self._label(base, f"component {component}" + (f" instance {instance}" if instance else ""))
@@ -329,15 +337,10 @@ class _Tree:
         deferred_notes: list[str] = []
         active = {name: self._active(nodes, name) for name in nodes}
         for name, node in nodes.items():
-            if node.deferred is not None:
-                if active[name]:
-                    deferred_notes.append(f"sub-group {name}: its pods exist now, so it is required ({node.deferred})")
-                else:
-                    deferred_notes.append(
-                        f"sub-group {name} is deferred: {node.deferred}; not required until it exists"
-                    )
+            if node.deferred is not None and not active[name]:
+                deferred_notes.append(f"sub-group {name} is deferred: {node.deferred}; not required until it exists")
         top = [name for name, node in nodes.items() if node.parent is None]
-        name = join_name([base, self.definition.name, key or ""]) or join_name([self.definition.name]) or "podgroup"
+        name = join_name([base, key or ""]) or join_name([self.definition.name, key or ""]) or "podgroup"
         where = f"gang {name}"
         self._defaults(nodes, active)
         self._check(nodes, active, where)
@@ -389,11 +392,16 @@ class _Tree:
         else:
             active_top = [n for n in top if active[n]]
             if root_min is not None:
+                # A root minimum counts every member; until a deferred one exists its pods are not waited for
+                # (KAI leaves an MPIJob's delayed launcher out the same way).
+                later = sum(self._cost(nodes, n, None) for n in top if not active[n])
                 min_sub_group = None
-                min_member = root_min
+                min_member = max(0, root_min - later)
                 available = sum(self._available(nodes, n, active) for n in active_top)
-                if root_min > available:
-                    raise UnsatisfiableGang(self._short(where, root_min, available, "pods", nodes=nodes, active=active))
+                if min_member > available:
+                    raise UnsatisfiableGang(
+                        self._short(where, min_member, available, "pods", nodes=nodes, active=active)
+                    )
             else:
                 min_sub_group = len(active_top) if root_groups is None else root_groups
                 if min_sub_group > len(active_top):
@@ -483,16 +491,19 @@ class _Tree:
             return node.count
         return sum(self._available(nodes, child, active) for child in node.children if active[child])
 
-    def _flat(self, nodes: Mapping[str, _Node], names: Sequence[str], required: int, active: Mapping[str, bool]) -> int:
+    def _flat(
+        self, nodes: Mapping[str, _Node], names: Sequence[str], required: int, active: Mapping[str, bool] | None
+    ) -> int:
         """The fewest pods that satisfy `required` of these nodes (what a scheduler without sub-groups can ask)."""
         costs = sorted(self._cost(nodes, name, active) for name in names)
         return sum(costs[:required])
 
-    def _cost(self, nodes: Mapping[str, _Node], name: str, active: Mapping[str, bool]) -> int:
+    def _cost(self, nodes: Mapping[str, _Node], name: str, active: Mapping[str, bool] | None) -> int:
+        """The fewest pods that meet a node (`active` None: as if every member existed)."""
         node = nodes[name]
         if node.min_sub_group is None:
             return node.min_member or 0
-        live = [child for child in node.children if active[child]]
+        live = [child for child in node.children if active is None or active[child]]
         return self._flat(nodes, live, node.min_sub_group, active)
 
     def _roles(self, node: _Node, *, required: bool) -> tuple[GangRole, ...]:
@@ -553,8 +564,8 @@ def build(
     problems = gang_rule_problems(annotations)
     if problems:
         raise GangError(f"{_ANNOTATION}: {problems[0]}")
-    rules = gang_rules(annotations) or GangRules()
-    tree = _Tree(builder, rules)
+    rules = gang_rules(annotations)
+    tree = _Tree(builder, rules or GangRules(), annotated=rules is not None)
     summary = builder.summary
     assert summary.gang is not None and summary.gang.pod_group is not None
     gang_topology = _topology(summary.gang.pod_group.topology, "gangScheduling.podGroup")

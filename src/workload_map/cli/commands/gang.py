@@ -12,12 +12,14 @@ See docs/gang.md.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import click
 
 from workload_map.catalog import DefinitionRegistry
+from workload_map.cli.config import ENV_OUTPUT
 from workload_map.cli.context import Reporter, state
 from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import CLIError, NoDefinition, UsageError
@@ -45,7 +47,7 @@ from workload_map.cli.pipeline import (
 from workload_map.cli.plans import GangOptions, gang_documents, write_documents
 from workload_map.pods import OwnerChains
 
-OUTPUT = OutputSpec("gang", ("yaml", "json"))
+OUTPUT = OutputSpec("gang", ("yaml", "json", "text"))
 FORMATS = ("plan", "kai", "volcano", "coscheduling", "kueue", "workload")
 NO_DEFINITION_HINT = (
     '"wmap definitions" lists the types Karta definitions cover; add a definition for this one with --definitions FILE'
@@ -250,7 +252,7 @@ def gang(
             gang_live(
                 args,
                 options=options,
-                output_format=resolve_output(OUTPUT, output),
+                output_format=_output_format(output, fmt),
                 connection=connection or ConnectionOptions(),
                 cache_dir=cache_dir,
                 definition_paths=definition_paths,
@@ -260,7 +262,7 @@ def gang(
         raise UsageError("nothing to plan: give -f FILE, a directory, or - for stdin")
     if [*files, *pod_files, *definition_paths].count("-") > 1:
         raise UsageError("only one of -f, --pods and --definitions can read stdin (-)")
-    output_format = resolve_output(OUTPUT, output)
+    output_format = _output_format(output, fmt)
     report = state()
     _warn_unused(options, report)
 
@@ -306,3 +308,24 @@ def _warn_unused(options: GangOptions, report: Reporter) -> None:
         unused.append("--schedule-timeout")
     if unused:
         report.warn(f"{', '.join(unused)} {'has' if len(unused) == 1 else 'have'} no field in --format {fmt}: ignored")
+
+
+def _output_format(output: str | None, fmt: str) -> str:
+    """`-o`, else `$WMAP_OUTPUT` or the config file, else the plan as a tree on a terminal and YAML elsewhere."""
+    chosen = resolve_output(OUTPUT, output)
+    if chosen == "text" and fmt != "plan":
+        raise UsageError(
+            f"-o text shows the plan as a tree; --format {fmt} writes a scheduler's objects",
+            hint="print them with -o yaml or -o json",
+        )
+    nothing_chosen = output is None and not os.environ.get(ENV_OUTPUT) and state().config.output_for("gang") is None
+    if nothing_chosen and fmt == "plan" and _is_terminal():
+        return "text"
+    return chosen
+
+
+def _is_terminal() -> bool:
+    try:
+        return bool(state().stdout.isatty())
+    except (AttributeError, ValueError):
+        return False
