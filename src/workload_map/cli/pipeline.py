@@ -15,10 +15,11 @@ modules of their own so that `describe` never imports `workload_map.gang` and `g
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from workload_map.cli.errors import CLIError
 from workload_map.cli.manifests import Manifest
 from workload_map.jq import EvaluationPolicy
 from workload_map.resolve import Resolution, ResolveError, Workload
@@ -104,6 +105,29 @@ def resolve_object(
         admit()  # raises a ResolveError (cli.jqmode.NotEvaluated)
     workload = Workload(karta, obj, validate=validate, policy=policy)
     return ResolvedWorkload(label, workload.resolve(), origin, workload, manifest, definition_version)
+
+
+def nothing_read(workload: ResolvedWorkload) -> bool:
+    """Whether every component that holds pods failed to read its pod spec or replicas: the workload can still be
+    shown or planned, but nothing of it was read, so the command ends with exit 1 (`unread_error`)."""
+    resolution = workload.resolution
+    holders = {component.name for component in resolution.karta.components if component.has_pod_definition}
+    failed = {
+        error.component
+        for error in resolution.errors
+        if str(getattr(error, "field", "")).startswith(("specDefinition", "scaleDefinition"))
+    }
+    return bool(holders) and holders <= failed
+
+
+def unread_error(labels: Sequence[str]) -> CLIError:
+    """The exit-1 error of a command some of whose workloads (`labels`, at least one) nothing could be read of."""
+    more = len(labels) - 1
+    tail = f" (and {more} more)" if more else ""
+    return CLIError(
+        f"nothing of {labels[0]}{tail} could be read: every component's pod spec or replicas failed (see the warnings)",
+        hint="check the manifest against its definition: wmap validate DEFINITION --against MANIFEST",
+    )
 
 
 def from_manifests(

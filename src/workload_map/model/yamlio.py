@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -308,6 +309,19 @@ def iter_files(directory: Path, suffixes: tuple[str, ...] = (".yaml", ".yml", ".
             continue
         if not any(part.startswith(".") for part in path.relative_to(directory).parts):
             yield path
+
+
+def unreadable_directories(directory: Path) -> list[tuple[str, str]]:
+    """The directories below `directory` (hidden ones skipped, as `iter_files` skips them) that cannot be listed,
+    each with why: `iter_files` (`Path.rglob`) passes over them silently, so a caller names them."""
+    problems: list[tuple[str, str]] = []
+
+    def failed(error: OSError) -> None:
+        problems.append((str(error.filename or directory), error.strerror or str(error)))
+
+    for _root, dirs, _files in os.walk(directory, onerror=failed):
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+    return problems
 
 
 def _check_expansion(value: Any, source: str, index: int) -> None:

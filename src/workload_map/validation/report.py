@@ -4,7 +4,9 @@
 - `OK: <name>` for each definition without errors (its warnings indented below it), exit 0;
 - `INVALID: <name> (<source>)` with every error and warning indented below it (`INVALID: <source>` when the
   definition could not be loaded, so has no name); exit 1 if any definition is invalid or a file holds none;
-- `error: <file>: <why>` for a file that cannot be read or is not YAML/JSON; exit 2 (wins over 1).
+- `error: <file>: <why>` for a file that cannot be read or is not YAML/JSON; exit 2 (wins over 1);
+- a directory below one given that cannot be listed (`FileReport.partial`): named, the rest is checked, exit 1
+  (a partial result; `wmap validate` prints it as a warning).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from workload_map.model import DefinitionError, Karta, scan_definitions
 from workload_map.model.load import DefinitionSource
-from workload_map.model.yamlio import is_directory, iter_files
+from workload_map.model.yamlio import is_directory, iter_files, unreadable_directories
 from workload_map.validation.findings import ERROR, WARNING, Finding
 from workload_map.validation.rules import validate
 
@@ -61,6 +63,7 @@ class FileReport:
     definitions: tuple[DefinitionReport, ...] = ()
     problem: str | None = None
     unreadable: bool = False  # cannot be read, or is not YAML/JSON (exit 2)
+    partial: bool = False  # a directory below one given that cannot be listed: the rest is checked (exit 1)
 
     @property
     def valid(self) -> bool:
@@ -129,8 +132,13 @@ def check_files(paths: Iterable[str | Path]) -> ValidationReport:
         as_path = Path(path)
         if str(path) != "-" and is_directory(as_path):
             files = list(iter_files(as_path))
-            if not files:
+            hidden = [
+                FileReport(path=where, problem=f"cannot be read: {why} (a directory: not searched)", partial=True)
+                for where, why in unreadable_directories(as_path)
+            ]
+            if not files and not hidden:
                 reports.append(FileReport(path=str(path), problem="no *.yaml, *.yml or *.json files in the directory"))
+            reports += hidden
             reports += [check_file(file) for file in files]
         else:
             reports.append(check_file(path))

@@ -52,6 +52,7 @@ from workload_map.cli.pipeline import (
     Untyped,
     duplicate_message,
     from_manifests,
+    unread_error,
 )
 from workload_map.cli.render import machine
 from workload_map.cli.views import Described, tree_origin, view_list, view_of, write_views
@@ -179,13 +180,7 @@ def _nothing_read(found: ResolvedWorkload, errors: Sequence[Any]) -> bool:
 
 def _raise_if_unread(outcome: Outcome) -> None:
     if outcome.unread:
-        more = len(outcome.unread) - 1
-        tail = f" (and {more} more)" if more else ""
-        raise CLIError(
-            f"nothing of {outcome.unread[0]}{tail} could be read: every component's pod spec or replicas failed "
-            "(see the warnings)",
-            hint="check the manifest against its definition: wmap validate DEFINITION --against MANIFEST",
-        )
+        raise unread_error(outcome.unread)
 
 
 # --- output -------------------------------------------------------------------------------------------------

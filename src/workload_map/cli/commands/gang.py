@@ -43,6 +43,8 @@ from workload_map.cli.pipeline import (
     Untyped,
     duplicate_message,
     from_manifests,
+    nothing_read,
+    unread_error,
 )
 from workload_map.cli.plans import GangOptions, gang_documents, write_documents
 from workload_map.pods import OwnerChains
@@ -288,6 +290,9 @@ def gang(
     for workload, pods_of in pairs:
         documents.extend(gang_documents(workload, pods_of, options, report))
     write_documents(documents, output_format)
+    unread = [_short(workload) for workload, _ in pairs if nothing_read(workload)]
+    if unread:  # planned from nothing: the plan is shown, but it is no plan of the workload (exit 1)
+        raise unread_error(unread)
 
 
 def _short(workload: ResolvedWorkload) -> str:

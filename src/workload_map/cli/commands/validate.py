@@ -2,7 +2,8 @@
 
 stdout: `OK: <name>` for each valid definition; `INVALID: <name> (<source>)` with every finding indented below it
 (`error: <YAML path>: <message>`). Warnings of valid definitions go to stderr. Exit 0 when every definition is valid
-(warnings allowed), 1 when one is not, 2 when a file cannot be read or is not YAML/JSON.
+(warnings allowed), 1 when one is not or a directory below one given cannot be searched (a warning names it; the
+rest is checked), 2 when a file cannot be read or is not YAML/JSON.
 
 `--against OBJECT.yaml` then resolves the object through the definition covering its kind and reports what a
 definition author needs: the instances and pod specs each component finds, the replicas, which statuses match, the
@@ -33,14 +34,14 @@ Examples:
 With --against, the sample object is resolved through the definition for its kind, and the instances, pod specs,
 replicas, matching statuses, extraction errors and resulting tree are shown.
 
-Exit 0 when every definition is valid (warnings go to stderr), 1 when one is invalid or the sample does not resolve
-cleanly, 2 when a file cannot be read or is not YAML/JSON.
+Exit 0 when every definition is valid (warnings go to stderr), 1 when one is invalid, the sample does not resolve
+cleanly or a subdirectory cannot be searched (a partial result), 2 when a file cannot be read or is not YAML/JSON.
 """
 
 
 def _summary(report: ValidationReport) -> tuple[list[str], int]:
     """Problem lines for stderr and the exit code."""
-    problems = [f"{f.path}: {f.problem}" for f in report.files if f.problem]
+    problems = [f"{f.path}: {f.problem}" for f in report.files if f.problem and not f.partial]
     return problems, report.exit_code
 
 
@@ -72,6 +73,9 @@ def validate(files: tuple[str, ...], against: str | None) -> None:
     report = check_files(list(files))
     _print_report(report)
     problems, code = _summary(report)
+    unsearched = [f for f in report.files if f.partial]
+    for skipped in unsearched:  # a partial result: named, the rest was checked (exit 1)
+        state().warn(f"{skipped.path}: {skipped.problem}")
     invalid = [d for d in report.definitions if not d.valid]
     against_code = EXIT_OK
     if against is not None and code != EXIT_USAGE:
@@ -93,6 +97,12 @@ def validate(files: tuple[str, ...], against: str | None) -> None:
             messages.append(f"{len(invalid)} of {total} definitions are invalid")
     if against_code != EXIT_OK and against is not None:
         messages.append(f"{against} does not resolve cleanly through the definition")
+    if not messages:  # only directories that could not be searched
+        count = len(unsearched)
+        messages.append(
+            f"the result is partial: {count} director{'ies' if count != 1 else 'y'} could not be searched "
+            "(see the warnings)"
+        )
     for message in messages[:-1]:
         state().stderr.write(f"error: {safe_text(message, MESSAGE_LIMIT)}\n")
     raise CLIError(messages[-1], exit_code=code if code != EXIT_OK else against_code)
