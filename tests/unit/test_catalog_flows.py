@@ -72,3 +72,8 @@ def test_the_definitions_the_issue_names_have_flow_tables() -> None:
 def test_every_flow_is_of_a_built_in_definition() -> None:
     names = {entry.karta.name for entry in _registry().all()}
     assert {flow.definition for flow in load_flows()} <= names
+
+
+def test_every_built_in_definition_has_a_flow_table() -> None:
+    names = {entry.karta.name for entry in _registry().all()}
+    assert names - {flow.definition for flow in load_flows()} == set()
