@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from pathlib import Path
 
-from tests.cli.helpers import invoke, write
+import yaml
+
+from tests.cli.helpers import REPO, invoke, write
+from workload_map import load_definitions, validate
 from workload_map.cli.render.shape import Row, merged_name, shape, table_names
 from workload_map.cli.render.text import plain
 from workload_map.cli.render.tree import Origin, render_workload
@@ -193,3 +197,54 @@ def test_a_component_whose_pod_template_fails_says_so_in_the_tree_and_table(tmp_
         "  specDefinition.podTemplateSpecPath failed (see the warning)",
     ]
     assert "specDefinition.podTemplateSpecPath" in result.stderr  # the warning the note points at
+
+
+# --- display names (workloadmap.io/display-names) -------------------------------------------------------------
+
+
+def test_display_names_name_component_nodes_before_the_levels_are_folded() -> None:
+    worker = node("worker", component="workload-worker", instance="worker", desired=1)
+    tree = view(node("workload", node("workload-main", desired=1), node("workload-worker", worker)))
+    display = {"workload-worker": "decode-worker", "workload-main": "decode-leader"}
+    assert names(shape(tree, display)) == ["decode-leader", "decode-worker"]
+    assert names(shape(tree)) == ["workload-main", "workload-worker"]
+
+
+LLM = REPO / "tests" / "fixtures" / "catalog" / "serving-kserve-io-llminferenceservice-v1alpha1"
+LLM_DEFINITION = REPO / "src" / "workload_map" / "catalog" / "definitions" / f"{LLM.name}.yaml"
+
+
+def _with_display_names(tmp_path: Path, value: str) -> str:
+    definition = yaml.safe_load(LLM_DEFINITION.read_text(encoding="utf-8"))
+    definition["metadata"].setdefault("annotations", {})["workloadmap.io/display-names"] = value
+    return write(tmp_path / "definition.yaml", yaml.safe_dump(definition, sort_keys=False))
+
+
+def test_a_definitions_display_names_change_the_text_and_not_the_json(tmp_path: Path) -> None:
+    local = _with_display_names(tmp_path, '{"workload-worker": "decode-worker", "workload-main": "decode-leader"}')
+    manifest = str(LLM / "workload.yaml")
+    text = invoke(["describe", "-f", manifest, "--definitions", local], home=tmp_path)
+    assert text.code == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert [line.split()[1] for line in lines if line.startswith(("|-- ", "`-- "))] == [
+        "decode-leader",
+        "decode-worker",
+    ]
+    table = lines[lines.index("Resources:") + 2 :]
+    assert [row.split()[0] for row in table] == ["decode-leader", "decode-worker", "TOTAL"]
+    plain_json = invoke(["describe", "-f", manifest, "-o", "json"], home=tmp_path).stdout
+    named_json = invoke(["describe", "-f", manifest, "-o", "json", "--definitions", local], home=tmp_path).stdout
+    assert json.loads(named_json)["components"] == json.loads(plain_json)["components"]
+
+
+def test_malformed_display_names_are_a_validation_error_and_unknown_components_a_warning(tmp_path: Path) -> None:
+    bad = load_definitions(_with_display_names(tmp_path, '["worker"]'))[0]
+    assert [(f.severity, f.rule) for f in validate(bad) if f.rule.startswith("display-name")] == [
+        ("error", "display-names")
+    ]
+    unknown = load_definitions(_with_display_names(tmp_path, '{"nope": "x", "workload-main": ""}'))[0]
+    found = sorted((f.severity, f.rule, f.message) for f in validate(unknown) if f.rule.startswith("display-name"))
+    assert found == [
+        ("error", "display-names", "'workload-main': the display name must be a non-empty string"),
+        ("warning", "display-name-component", "'nope' is not a component of this definition"),
+    ]

@@ -19,6 +19,7 @@ from workload_map.cli.render import machine
 from workload_map.cli.render.fmt import accelerator_labels, cpu_text, memory_text
 from workload_map.cli.render.text import Line, write_lines
 from workload_map.cli.render.tree import Origin, TreeOptions, render_workload
+from workload_map.model.extensions import display_names
 from workload_map.pods import Owners, attribute
 from workload_map.view import SCHEMA_VERSION, WorkloadView, build_view
 
@@ -40,9 +41,11 @@ def tree_origin(workload: ResolvedWorkload) -> Origin:
     version its definition was written for when it is another (nothing for a live workload); and, for its hints,
     what the definition found nothing of (`_unread`)."""
     empty, no_template = _unread(workload)
+    metadata_of = workload.workload.definition.metadata
+    display = display_names(metadata_of.annotations if metadata_of else None)
     manifest = workload.manifest
     if manifest is None:
-        return Origin(empty_components=empty, no_pod_template=no_template)
+        return Origin(empty_components=empty, no_pod_template=no_template, display_names=display)
     metadata = manifest.value.get("metadata") if isinstance(manifest.value, dict) else None
     generated = isinstance(metadata, dict) and not metadata.get("name") and bool(metadata.get("generateName"))
     return Origin(
@@ -52,6 +55,7 @@ def tree_origin(workload: ResolvedWorkload) -> Origin:
         generated_name=generated,
         empty_components=empty,
         no_pod_template=no_template,
+        display_names=display,
     )
 
 

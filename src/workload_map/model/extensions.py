@@ -20,6 +20,10 @@ whose keys are the keys the framework writes inside its requests and limits, and
 
 Both apply where a resolution computes one replica's requests and builds a pod template from fragments; the paths
 themselves stay plain jq paths, so write-back still works.
+
+`workloadmap.io/display-names`: what the text outputs call a component (the tree, the resources table), a JSON
+object of component name to display name (`{"workload-worker": "decode-worker"}`); the view and its JSON keep the
+component names.
 """
 
 from __future__ import annotations
@@ -31,11 +35,14 @@ from dataclasses import dataclass, field
 from typing import Final
 
 __all__ = [
+    "DISPLAY_NAMES",
     "RESOURCES_SHAPE",
     "RESOURCES_SHAPE_LIST",
     "RESOURCE_ALIASES",
     "ResourceAlias",
     "ResourceAliases",
+    "display_name_problems",
+    "display_names",
     "is_valid_resource_name",
     "resource_alias_problems",
     "resource_aliases",
@@ -45,6 +52,41 @@ RESOURCE_ALIASES: Final = "workloadmap.io/resource-aliases"
 RESOURCES_SHAPE: Final = "workloadmap.io/resources-shape"
 RESOURCES_SHAPE_LIST: Final = "resource-list"
 _SHAPES: Final = ("resource-requirements", RESOURCES_SHAPE_LIST)
+DISPLAY_NAMES: Final = "workloadmap.io/display-names"
+MAX_DISPLAY_NAME: Final = 63  # a display name is a label a person reads, as short as a Kubernetes name
+
+
+def display_names(annotations: Mapping[str, str] | None) -> dict[str, str]:
+    """Component name -> display name from `workloadmap.io/display-names`; lenient: a malformed annotation or
+    entry is left out (`display_name_problems` says what is wrong)."""
+    return _display(annotations)[0]
+
+
+def display_name_problems(annotations: Mapping[str, str] | None) -> list[str]:
+    """What is wrong with `workloadmap.io/display-names`, one message per problem."""
+    return _display(annotations)[1]
+
+
+def _display(annotations: Mapping[str, str] | None) -> tuple[dict[str, str], list[str]]:
+    raw = (annotations or {}).get(DISPLAY_NAMES)
+    if raw is None:
+        return {}, []
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        return {}, [f"not JSON: {exc}"]
+    if not isinstance(value, dict):
+        return {}, ['a JSON object of component name to display name, e.g. {"worker": "decode-worker"}']
+    names: dict[str, str] = {}
+    problems: list[str] = []
+    for component, shown in value.items():
+        if not isinstance(shown, str) or not shown.strip():
+            problems.append(f"{component!r}: the display name must be a non-empty string")
+        elif len(shown) > MAX_DISPLAY_NAME or any(not char.isprintable() for char in shown):
+            problems.append(f"{component!r}: a display name is at most {MAX_DISPLAY_NAME} printable characters")
+        else:
+            names[component] = shown.strip()
+    return names, problems
 
 
 @dataclass(frozen=True, slots=True)

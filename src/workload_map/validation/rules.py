@@ -25,7 +25,10 @@ from workload_map.model import (
     TopologyConstraint,
 )
 from workload_map.model.extensions import (
+    DISPLAY_NAMES,
     RESOURCE_ALIASES,
+    display_name_problems,
+    display_names,
     is_valid_resource_name,
     resource_alias_problems,
     resource_aliases,
@@ -67,6 +70,7 @@ RULES: dict[str, str] = {
     "subgroup-component": "error",
     "topology": "error",
     "resource-alias": "error",
+    "display-names": "error",
     "matcher-without-phase": "warning",
     "matcher-without-conditions": "warning",
     "status-definition-not-root": "warning",
@@ -74,6 +78,7 @@ RULES: dict[str, str] = {
     "incomplete-kind": "warning",
     "gang-both-formats": "warning",
     "resource-name": "warning",
+    "display-name-component": "warning",
 }
 
 
@@ -107,6 +112,7 @@ def validate(karta: Karta) -> list[Finding]:
     findings += _attribution(components)
     findings += _additional_kinds(karta)
     findings += _resource_annotations(karta)
+    findings += _display_names(karta, {c.name for _, c in components})
     findings += _gang_annotation(karta, {c.name: c for _, c in components})
     gang = karta.gang_scheduling
     if gang is not None:
@@ -578,9 +584,21 @@ def _gang_annotation(karta: Karta, components: dict[str, ComponentDefinition]) -
             yield Finding(
                 ERROR,
                 f"{where}.gangPerReplicaOf",
-                f"component {replicated} has no podSelector.replicaSelector: its pods cannot be told apart by "
-                "replica",
+                f"component {replicated} has no podSelector.replicaSelector: its pods cannot be told apart by replica",
                 "gang-annotation",
+            )
+
+
+def _display_names(karta: Karta, components: set[str]) -> Iterator[Finding]:
+    """`workloadmap.io/display-names` (docs/definitions.md, "Extensions"): well formed, naming components."""
+    annotations = karta.metadata.annotations if karta.metadata else None
+    where = f'metadata.annotations["{DISPLAY_NAMES}"]'
+    for message in display_name_problems(annotations):
+        yield Finding(ERROR, where, message, "display-names")
+    for component in display_names(annotations):
+        if component not in components:
+            yield Finding(
+                WARNING, where, f"{component!r} is not a component of this definition", "display-name-component"
             )
 
 

@@ -12,6 +12,8 @@ Driven by the view's structure only, never by kind or component names:
   (`component`, `service`, `replica`, `replicatedjob` above their instances).
 * **Multiplicity**: a row whose pods come in several copies (a scale above 1 on a node above it, or on itself
   when it groups children) says how many, `replicas: 6 (2 x 3 pods)`.
+* **Display names**: a definition's `workloadmap.io/display-names` names component nodes before the rules above
+  apply (an instance keeps its id).
 * **Names in the resources table** are the tree's; two rows with the same name are told apart by their parent's
   (`decode/worker`, `prefill/worker`).
 
@@ -21,7 +23,7 @@ JSON and YAML never go through this: they print the view as it is.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -86,8 +88,8 @@ def _droppable(row: Row) -> bool:
     return bool(row.children) and _own_nothing(row.node) and row.copies <= 1
 
 
-def _rows(nodes: Sequence[ComponentView], above: int, parent_name: str) -> tuple[Row, ...]:
-    rows = tuple(_row(node, above, parent_name) for node in nodes)
+def _rows(nodes: Sequence[ComponentView], above: int, parent_name: str, display: Mapping[str, str]) -> tuple[Row, ...]:
+    rows = tuple(_row(node, above, parent_name, display) for node in nodes)
     while len(rows) == 1 and _droppable(rows[0]):
         rows = tuple(
             Row(child.name, child.node, child.copies, child.children, parent_name) for child in rows[0].children
@@ -95,21 +97,27 @@ def _rows(nodes: Sequence[ComponentView], above: int, parent_name: str) -> tuple
     return rows
 
 
-def _row(node: ComponentView, above: int, parent_name: str) -> Row:
+def _shown(node: ComponentView, display: Mapping[str, str]) -> str:
+    """A node's own name: the definition's display name for a component node, the instance id for an instance."""
+    return node.name if node.instance is not None else display.get(node.component, node.name)
+
+
+def _row(node: ComponentView, above: int, parent_name: str, display: Mapping[str, str]) -> Row:
     """`above`: the product of the scales of the nodes above `node`."""
-    name = node.name
+    name = _shown(node, display)
     while len(node.children) == 1 and _own_nothing(node):
         above *= _scale(node)
         node = node.children[0]
-        name = merged_name(name, node.name)
+        name = merged_name(name, _shown(node, display))
     below = above * _scale(node)
     copies = below if node.children else above
-    return Row(name, node, copies, _rows(node.children, below, name), parent_name)
+    return Row(name, node, copies, _rows(node.children, below, name, display), parent_name)
 
 
-def shape(view: WorkloadView) -> tuple[Row, ...]:
-    """The rows of the tree, top level first, every level folded as the module says."""
-    return _rows(view.components, 1, "")
+def shape(view: WorkloadView, display: Mapping[str, str] | None = None) -> tuple[Row, ...]:
+    """The rows of the tree, top level first, every level folded as the module says; `display` names components
+    (the definition's `workloadmap.io/display-names`)."""
+    return _rows(view.components, 1, "", display or {})
 
 
 def walk(rows: Sequence[Row]) -> Iterator[Row]:

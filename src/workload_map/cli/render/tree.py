@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from workload_map.cli.render import hints
@@ -64,6 +64,8 @@ class Origin:
     empty_components: tuple[str, ...] = ()
     # (component, instance id; "" for a single instance) of pod-bearing instances without a pod template
     no_pod_template: frozenset[tuple[str, str]] = frozenset()
+    # component name -> what the text calls it (the definition's workloadmap.io/display-names)
+    display_names: Mapping[str, str] = field(default_factory=dict)
 
 
 # --- entries of the tree ------------------------------------------------------------------------------------
@@ -128,13 +130,15 @@ def _nodes_cell(nodes: Sequence[str]) -> Cell:
 
 
 class _TreeBuilder:
-    def __init__(self, view: WorkloadView, options: TreeOptions, unknown: Mapping[int, str]) -> None:
+    def __init__(
+        self, view: WorkloadView, options: TreeOptions, unknown: Mapping[int, str], display: Mapping[str, str]
+    ) -> None:
         self.view = view
         self.options = options
         self.unknown = unknown
         self.glyphs = UNICODE_GLYPHS if options.unicode else ASCII_GLYPHS
         self.labels = accelerator_labels(view.resources.accelerators)
-        self.shape = shape(view)
+        self.shape = shape(view, display)
         self.rows: list[list[Cell]] = []
 
     def children(self, row: Row) -> list[_Entry]:
@@ -208,13 +212,13 @@ def _wrap_fields(fields: list[Cell], width: int) -> list[Line]:
     """Fields joined by three spaces, starting a new line where the next one would pass `width`."""
     lines: list[Line] = []
     current: Line = []
-    for field in fields:
-        if current and len(plain(current)) + 3 + len(plain(field)) > width:
+    for cell in fields:
+        if current and len(plain(current)) + 3 + len(plain(cell)) > width:
             lines.append(current)
             current = []
         if current:
             current.append(("   ", ""))
-        current.extend(field)
+        current.extend(cell)
     if current:
         lines.append(current)
     return lines
@@ -277,7 +281,12 @@ def _is_table_row(component: ComponentView) -> bool:
     )
 
 
-def resources_table(view: WorkloadView, unknown: Mapping[int, str] | None = None, width: int = 80) -> list[Line]:
+def resources_table(
+    view: WorkloadView,
+    unknown: Mapping[int, str] | None = None,
+    width: int = 80,
+    display: Mapping[str, str] | None = None,
+) -> list[Line]:
     """The `Resources:` section; a row in `unknown` (by `id` of its node: why its requests are not known) reads
     `?` in every request column, and a line under the table (two past `width`) says why and that TOTAL leaves
     it out."""
@@ -290,7 +299,7 @@ def resources_table(view: WorkloadView, unknown: Mapping[int, str] | None = None
     ]
     rows: list[list[Cell]] = [header]
     replicas = 0
-    row_names = table_names(shape(view))
+    row_names = table_names(shape(view, display))
     footnotes: list[Line] = []
     for _, component in view.walk():
         if not _is_table_row(component):
@@ -343,11 +352,11 @@ def render_workload(view: WorkloadView, options: TreeOptions | None = None, orig
     where = origin or Origin()
     lines = header(view, opts, where)
     unknown = hints.unreadable(view, where.no_pod_template)
-    rows = _TreeBuilder(view, opts, unknown).build()
+    rows = _TreeBuilder(view, opts, unknown, where.display_names).build()
     if rows:
         lines += [[], *align(rows)]
     lines += [[], phase_line(view, where, opts.width)]
     no_status_yet = view.file_mode and where.manifest_status is False
     lines += [[(note, "muted")] for note in hints.notes(view, where.empty_components, no_status_yet=no_status_yet)]
-    lines += [[], *resources_table(view, unknown, opts.width)]
+    lines += [[], *resources_table(view, unknown, opts.width, where.display_names)]
     return lines
