@@ -25,7 +25,7 @@ def test_lists_the_whole_catalog_sorted_by_name_with_every_column(wmap: Wmap) ->
     assert names(result) == sorted(karta.name for karta in builtin_definitions())
     pytorch = next(line for line in result.stdout.splitlines() if line.startswith("kubeflow-org-pytorchjob-v1 "))
     assert "kubeflow.org/v1/PyTorchJob" in pytorch and "pytorchjob, master, worker" in pytorch
-    assert pytorch.split()[-4:] == ["yes", "1", "group", "catalog"]
+    assert pytorch.split()[-4:] == ["yes", "2", "sub-groups", "catalog"]
     core = next(line for line in result.stdout.splitlines() if line.startswith("core-pod-v1 "))
     assert " v1/Pod " in core
 

@@ -307,3 +307,77 @@ def test_min_member_of_a_kai_tree_is_its_cheapest_way_to_be_met() -> None:
     value["spec"]["startupPolicy"] = {"startupPolicyOrder": "InOrder"}
     (pod_group,) = export(plan(workload("jobset", value).resolve()), "kai")
     assert min_member_of(pod_group) == 1
+
+
+# --- a gang per object: multi-node NIMService and InferenceService; Grove and Dynamo ---------------------------------
+
+
+def test_a_single_node_nimservice_needs_no_gang_and_a_multi_node_one_has_one_per_group() -> None:
+    single, listed = catalog("apps-nvidia-com-nimservice-v1alpha1")
+    gang_plan = plan(single.resolve(), listed)
+    assert (gang_plan.gangs, gang_plan.no_gang) == ((), "not multi-node: each pod is scheduled on its own")
+    assert gang_plan.unplaced == []
+    assert export(gang_plan, "kai") == []
+    multinode, pods_of = catalog("apps-nvidia-com-nimservice-v1alpha1/variants/multinode")
+    (gang,) = plan(multinode.resolve(), pods_of).gangs
+    assert [(group.name, group.min_member, len(group.pods)) for group in gang.sub_groups] == [
+        ("leader", 1, 1),
+        ("workers", 1, 1),
+    ]
+    assert gang.min_resources == {"nvidia.com/gpu": 16}
+
+
+def test_a_multi_node_inferenceservice_gangs_its_head_and_workers() -> None:
+    def multinode(value: dict[str, Any]) -> None:
+        value["spec"]["predictor"]["minReplicas"] = 1
+        value["spec"]["predictor"]["workerSpec"] = {
+            "pipelineParallelSize": 3,
+            "containers": [{"name": "worker", "resources": {"limits": {"nvidia.com/gpu": 2}}}],
+        }
+
+    single, _ = catalog("serving-kserve-io-inferenceservice-v1beta1")
+    assert plan(single.resolve()).no_gang == "a single-node predictor: each pod is scheduled on its own"
+    isvc, _ = catalog("serving-kserve-io-inferenceservice-v1beta1", multinode)
+    spec = kai(plan(isvc.resolve()))
+    assert spec == {
+        "minSubGroup": 2,
+        "subGroups": [{"name": "predictor", "minMember": 1}, {"name": "predictor-worker", "minMember": 2}],
+    }
+
+
+def test_grove_is_a_gang_per_replica_and_a_pod_without_its_replica_index_is_unplaced() -> None:
+    grove, listed = catalog("grove-io-podcliqueset-v1alpha1")
+    gang_plan = plan(grove.resolve(), listed)
+    assert [gang.name for gang in gang_plan.gangs] == ["disagg-0"]
+    assert [(group.name, group.min_member) for group in gang_plan.gangs[0].sub_groups] == [
+        ("frontend", 1),
+        ("decode", 1),
+        ("pleader", 1),
+        ("pworker", 1),
+    ]
+    assert gang_plan.unplaced == []
+    broken = copy.deepcopy(listed[0])
+    del broken["metadata"]["labels"]["grove.io/podcliqueset-replica-index"]
+    broken_plan = plan(grove.resolve(), [broken])
+    (unplaced,) = broken_plan.unplaced
+    assert unplaced.error is not None and broken["metadata"]["name"] in unplaced.error
+    assert [gang.name for gang in broken_plan.gangs] == ["disagg-0"]  # no gang of its own
+
+
+def test_dynamo_is_one_gang_a_sub_group_per_service() -> None:
+    dynamo, listed = catalog("nvidia-com-dynamographdeployment-v1alpha1")
+    gang_plan = plan(dynamo.resolve(), listed)
+    (gang,) = gang_plan.gangs
+    assert [(group.name, group.min_member, len(group.pods)) for group in gang.sub_groups] == [
+        ("frontend", 1, 1),
+        ("vllmdecodeworker", 2, 2),
+        ("vllmprefillworker", 2, 2),
+    ]
+    assert not any("named" in note for note in gang_plan.notes)  # lower-casing a name is routine, not a note
+
+
+def test_rayjob_gangs_its_clusters_head_and_worker_groups() -> None:
+    rayjob, listed = catalog("ray-io-rayjob-v1")
+    (gang,) = plan(rayjob.resolve(), listed).gangs
+    assert kai(plan(rayjob.resolve()))["minMember"] == 3
+    assert [(group.name, len(group.pods)) for group in gang.sub_groups] == [("headgroup", 1), ("gpu", 2)]

@@ -57,6 +57,9 @@ def gang_documents(
         report.warn(f"{what}: pod {pod.name} is in no gang: {pod.error or 'no gang matches it'}")
     if options.format == "plan":
         return [gang_plan.to_dict()]
+    if gang_plan.no_gang is not None:
+        report.warn(f"{what} needs no gang ({gang_plan.no_gang}): nothing to write for --format {options.format}")
+        return []
     try:
         return export(
             gang_plan,

@@ -62,8 +62,9 @@ def plan(
     builder = Builder(resolution, summary)
     ref = resolution.object
     base = ref.name or resolution.definition
+    no_gang: str | None = None
     if summary.format == "podGroup":
-        gangs, memberships = tree.build(builder, base, pods)
+        gangs, memberships, no_gang = tree.build(builder, base, pods)
     else:
         gangs, memberships = alpha.build(builder, base, pods)
     return GangPlan(
@@ -76,4 +77,5 @@ def plan(
         pods=tuple(memberships),
         notes=tuple(builder.notes),
         with_pods=pods is not None,
+        no_gang=no_gang,
     )

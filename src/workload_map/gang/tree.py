@@ -26,7 +26,7 @@ from workload_map.model import PodGroupMember, ReplicaSelector, TopologyConstrai
 from workload_map.model.gang_rules import GANG_RULES, GangRules, SubGroupRule, gang_rule_problems, gang_rules
 from workload_map.pods import PodQuerier, SelectorError
 from workload_map.resolve import ComponentNotFound, ExtractionError
-from workload_map.resolve.replicas import desired_replicas
+from workload_map.resolve.replicas import desired_replicas, min_replicas
 
 __all__ = ["build"]
 
@@ -169,14 +169,14 @@ class _Tree:
                     f"{', '.join(self.summary.definitions)}"
                 )
             rule = self.rules.sub_groups.get(component) or SubGroupRule(component)
-            listed = _Listed(component, rule, _topology(sub_group.topology, where))
-            self.listed.append(listed)
+            self.listed.append(_Listed(component, rule, _topology(sub_group.topology, where)))
+        for listed in self.listed:  # once every listed component is known (nesting depends on it)
             self._nodes_of(listed, names)
         self._nest()
 
     def _label(self, text: str, what: str) -> str:
         label = text if is_dns1123_label(text) else to_dns1123_label(text)
-        if label != text:
+        if label != text.lower():  # lower-casing is routine (Dynamo's service names); anything more is told
             self.builder.note(f"sub-group of {what} is named {label} (KAI requires a DNS label)")
         return label or "subgroup"
 
@@ -203,7 +203,10 @@ class _Tree:
             self.replica_selector,
         )
         for position, instance in enumerate(instances):
-            minimum, desired = self.builder.counts(keying, instance)
+            if self._own_pods_only(component):
+                minimum, desired = self._own_counts(component, instance)
+            else:
+                minimum, desired = self.builder.counts(keying, instance)
             total_min, total_desired = sum(minimum.values()), sum(desired.values())
             explicit = self._count(minimums[position], f"{here}.minMember")
             if explicit is None and total_min == 0 and total_desired == 0 and (instance is not None or self.annotated):
@@ -280,14 +283,36 @@ class _Tree:
                 )
                 self.nodes[name].children.append(leaf)
 
+    def _own_pods_only(self, component: str) -> bool:
+        """A listed component with a pod template of its own and listed descendants: its sub-group holds its own
+        pods, theirs are sub-groups beside it."""
+        if not self.summary.definitions[component].has_pod_definition:
+            return False
+        listed = {entry.component for entry in self.listed}
+        return any(descendant in listed for descendant in self.summary.descendants(component))
+
+    def _own_counts(self, component: str, instance: str | None) -> tuple[dict[Role, int], dict[Role, int]]:
+        """(min, desired) of the component's own pods only: one replica per gang when it is the replicated one."""
+        try:
+            scales = self.builder.resolution.component(component).require_scales() or {}
+        except ExtractionError as error:
+            raise GangError(f"failed to get scale of component {component}: {error.message}") from error
+        chosen = {key: scale for key, scale in scales.items() if instance is None or key == instance}
+        if component == self.replicated:
+            return {(component, key): 1 for key in chosen}, {(component, key): 1 for key in chosen}
+        return (
+            {(component, key): min_replicas(scale) for key, scale in chosen.items()},
+            {(component, key): desired_replicas(scale) for key, scale in chosen.items()},
+        )
+
     def _nest(self) -> None:
         """Each listed component's nodes go under the nearest listed ancestor's node; that node becomes a parent
         (its minimum is then its children), so every pod under it must be in a nested sub-group."""
         by_component = {listed.component: listed for listed in self.listed}
         for listed in self.listed:
             ancestor = next((a for a in self.summary.ancestors(listed.component) if a in by_component), None)
-            if ancestor is None:
-                continue
+            if ancestor is None or self._own_pods_only(ancestor):
+                continue  # a listed ancestor with pods of its own (a NIMService's leader) is a sibling sub-group
             above = by_component[ancestor]
             if len(above.nodes) != 1:
                 raise GangError(
@@ -559,13 +584,20 @@ def _merge_roles(roles: Iterable[GangRole]) -> tuple[GangRole, ...]:
 
 def build(
     builder: Builder, base: str, pods: Iterable[Mapping[str, Any]] | None
-) -> tuple[list[Gang], list[PodMembership]]:
+) -> tuple[list[Gang], list[PodMembership], str | None]:
+    """The gangs and each pod's place; or, when the annotation's `noGang` says this object needs none, no gangs
+    and that reason."""
     annotations = builder.resolution.karta.metadata.annotations if builder.resolution.karta.metadata else None
     problems = gang_rule_problems(annotations)
     if problems:
         raise GangError(f"{_ANNOTATION}: {problems[0]}")
     rules = gang_rules(annotations)
     tree = _Tree(builder, rules or GangRules(), annotated=rules is not None)
+    if rules is not None and rules.no_gang is not None:
+        where = f"{_ANNOTATION}.noGang"
+        reason = tree._reason(tree._values(rules.no_gang, 1, where)[0], where)
+        if reason is not None:
+            return [], [_ungrouped(pod) for pod in pods or ()], reason
     summary = builder.summary
     assert summary.gang is not None and summary.gang.pod_group is not None
     gang_topology = _topology(summary.gang.pod_group.topology, "gangScheduling.podGroup")
@@ -613,7 +645,12 @@ def build(
                 sub_groups=tuple(_chain(tree.nodes, node)) if node is not None else (),
             )
         )
-    return gangs, memberships
+    return gangs, memberships, None
+
+
+def _ungrouped(pod: Mapping[str, Any]) -> PodMembership:
+    name, namespace = pod_identity(pod)
+    return PodMembership(name, namespace)
 
 
 def _is_placed(membership: PodMembership) -> bool:

@@ -340,6 +340,7 @@ class GangPlan(msgspec.Struct, frozen=True):
     pods: tuple[PodMembership, ...] = ()
     notes: tuple[str, ...] = ()
     with_pods: bool = False
+    no_gang: str | None = None
 
     def gang(self, name: str) -> Gang:
         for gang in self.gangs:
@@ -350,7 +351,9 @@ class GangPlan(msgspec.Struct, frozen=True):
 
     @property
     def unplaced(self) -> list[PodMembership]:
-        """Pods that are in no gang (with the reason in `error`)."""
+        """Pods that are in no gang (with the reason in `error`); none when the object needs no gang."""
+        if self.no_gang is not None:
+            return []
         return [pod for pod in self.pods if pod.gang is None]
 
     def to_document(self) -> GangPlanDocument:
@@ -363,6 +366,7 @@ class GangPlan(msgspec.Struct, frozen=True):
             gangs=[gang.to_document() for gang in self.gangs],
             pods=[pod.to_document() for pod in self.pods],
             notes=list(self.notes),
+            no_gang=given(self.no_gang),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -370,7 +374,7 @@ class GangPlan(msgspec.Struct, frozen=True):
         return _builtins(self.to_document())
 
 
-class GangPlanDocument(msgspec.Struct, frozen=True, rename="camel"):
+class GangPlanDocument(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
     """Every gang of one workload, scheduler-neutral."""
 
     schema_version: str
@@ -381,6 +385,9 @@ class GangPlanDocument(msgspec.Struct, frozen=True, rename="camel"):
     gangs: list[GangDocument]
     pods: Annotated[list[PodMembershipDocument], Meta(description="One entry per given pod.")]
     notes: Annotated[list[str], Meta(description="What could not be read.")]
+    no_gang: Annotated[str, Meta(description="Why this object needs no gang (then gangs is empty).")] | UnsetType = (
+        UNSET
+    )
 
 
 def format_resources(resources: Mapping[str, Fraction]) -> dict[str, str]:

@@ -8,6 +8,7 @@ definition adds those with this annotation (a YAML mapping in a string; upstream
 metadata:
   annotations:
     workloadmap.io/gang: |
+      noGang: <jq>                     # a string: this object needs no gang (the text says why); null: it does
       gangPerReplicaOf: group          # one gang per replica of this component (its replicaSelector places pods)
       minMember: <jq>                  # root: the pods required, alongside the sub-groups (null: not set)
       minSubGroup: <jq>                # root: the top-level sub-groups required (null: every one not deferred)
@@ -46,7 +47,7 @@ __all__ = [
 
 GANG_RULES: Final = "workloadmap.io/gang"
 
-_ROOT_EXPRESSIONS: Final = ("minMember", "minSubGroup")
+_ROOT_EXPRESSIONS: Final = ("noGang", "minMember", "minSubGroup")
 _ROOT_KEYS: Final = frozenset({"gangPerReplicaOf", "subGroups", *_ROOT_EXPRESSIONS})
 _GROUP_EXPRESSIONS: Final = ("minMember", "replicas", "replicaKey", "minSubGroup", "deferred")
 _GROUP_KEYS: Final = frozenset({"name", "perInstance", *_GROUP_EXPRESSIONS})
@@ -73,6 +74,7 @@ class GangRules:
 
     min_member: str | None = None
     min_sub_group: str | None = None
+    no_gang: str | None = None
     gang_per_replica_of: str | None = None
     sub_groups: Mapping[str, SubGroupRule] = field(default_factory=dict)
 
@@ -93,7 +95,8 @@ def gang_rule_expressions(annotations: Mapping[str, str] | None) -> Iterator[tup
     if rules is None:
         return
     where = f'metadata.annotations["{GANG_RULES}"]'
-    for key, expression in (("minMember", rules.min_member), ("minSubGroup", rules.min_sub_group)):
+    root = (("noGang", rules.no_gang), ("minMember", rules.min_member), ("minSubGroup", rules.min_sub_group))
+    for key, expression in root:
         if expression:
             yield f"{where}.{key}", expression, False
     for component, rule in rules.sub_groups.items():
@@ -163,6 +166,7 @@ def _parse(text: str) -> tuple[GangRules | None, list[str]]:
         GangRules(
             min_member=root["minMember"],
             min_sub_group=root["minSubGroup"],
+            no_gang=root["noGang"],
             gang_per_replica_of=per_replica,
             sub_groups=groups,
         ),

@@ -65,10 +65,11 @@ def gang_cell(karta: Karta) -> str:
     gang = karta.gang_scheduling
     if gang is None:
         return "no"
-    if gang.pod_groups:
-        count = len(gang.pod_groups)
-        return f"{count} group{'s' * (count != 1)}"
-    return "yes"
+    if gang.pod_group is not None:  # the KAI-native form wins when both are set (karta-spec §8)
+        count = len(gang.pod_group.sub_groups or ())
+        return f"{count} sub-group{'s' * (count != 1)}" if count else "1 gang"
+    count = len(gang.pod_groups or ())
+    return f"{count} group{'s' * (count != 1)}"
 
 
 def _listed(entries: list[Entry]) -> list[Entry]:

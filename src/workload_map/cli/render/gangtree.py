@@ -103,6 +103,8 @@ def plan_lines(documents: Sequence[Mapping[str, Any]]) -> list[Line]:
             + seg(f" {where}" if where else "")
             + seg(f"  ({document.get('definition', '')})", "muted")
         )
+        if document.get("noGang"):
+            lines.append(seg("no gang: ", "muted") + seg(str(document["noGang"])))
         for gang in document.get("gangs") or []:
             if isinstance(gang, Mapping):
                 lines.extend(_gang_lines(gang))
