@@ -8,7 +8,7 @@ The hierarchy is listed in `docs/architecture.md`, "Errors".
 
 from __future__ import annotations
 
-__all__ = ["ArgumentTypeError", "WorkloadMapError"]
+__all__ = ["ArgumentTypeError", "ArgumentValueError", "WorkloadMapError"]
 
 
 class WorkloadMapError(Exception):
@@ -24,6 +24,11 @@ class ArgumentTypeError(WorkloadMapError, TypeError):
         self.what = what
         self.expected = expected
         super().__init__(f"{what} must be {expected}, not {_type_name(value)}")
+
+
+class ArgumentValueError(WorkloadMapError, ValueError):
+    """An argument of the right type with a value a public function does not take (an unknown origin or jq mode,
+    a deadline that is not positive): a programming error, so also a `ValueError`, as Python's own are."""
 
 
 def _type_name(value: object) -> str:

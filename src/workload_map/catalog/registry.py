@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any, Literal, get_args
 
 from workload_map._io import read_input_text
-from workload_map.errors import ArgumentTypeError
+from workload_map.errors import ArgumentTypeError, ArgumentValueError
 from workload_map.model import GVK, Karta, loads_definitions
 
 Origin = Literal["local", "cluster", "catalog"]
@@ -121,8 +121,12 @@ class DefinitionRegistry:
 
     def add(self, origin: Origin, kartas: Iterable[Karta]) -> None:
         """Add definitions from one origin (`local`, `cluster` or `catalog`)."""
+        if not isinstance(origin, str):
+            raise ArgumentTypeError("a definition origin", f"a string ({', '.join(ORIGINS)})", origin)
         if origin not in _RANK:
-            raise ValueError(f"unknown definition origin {origin!r}: use one of {', '.join(ORIGINS)}")
+            raise ArgumentValueError(f"unknown definition origin {origin!r}: use one of {', '.join(ORIGINS)}")
+        if isinstance(kartas, (Karta, str, bytes, Mapping)) or not isinstance(kartas, Iterable):
+            raise ArgumentTypeError(f"the definitions from {origin!r}", "an iterable of Karta", kartas)
         for karta in kartas:
             if not isinstance(karta, Karta):
                 raise ArgumentTypeError(f"a definition from {origin!r}", "a Karta", karta)

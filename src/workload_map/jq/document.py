@@ -118,6 +118,8 @@ class Document:
     ) -> Steps[list[list[Any] | JqError]]:
         """`evaluate_many` without the libjq call: yields at most one `Batch` (what libjq must run, under
         `.policy`) and takes its outcome back. The sync (`run`) and async (`workload_map.jq.aio`) shells drive it."""
+        for expr in exprs:
+            _expression(expr)
         results: list[list[Any] | JqError] = [[] for _ in exprs]
         slow: list[int] = []
         fast: list[int] = []
@@ -155,7 +157,7 @@ class Document:
 
     def paths_steps(self, expr: str, field_path: str | None = None) -> Steps[list[list[Any]]]:
         """`paths` without the libjq call (see `evaluate_many_steps`)."""
-        roots = engine.compile_expression(expr).roots
+        roots = engine.compile_expression(_expression(expr)).roots
         result: list[list[Any]] | JqError | None = None
         if self.policy.stops is not None:
             result = self.policy.refusal(expr)
@@ -212,6 +214,12 @@ def _policy(policy: EvaluationPolicy | None) -> EvaluationPolicy:
     if not isinstance(policy, EvaluationPolicy):
         raise ArgumentTypeError("policy", "a workload_map.jq.EvaluationPolicy or None", policy)
     return policy
+
+
+def _expression(expr: Any) -> str:
+    if not isinstance(expr, str):
+        raise ArgumentTypeError("a jq expression", "a string", expr)
+    return expr
 
 
 def _union(roots: Any) -> Roots | None:

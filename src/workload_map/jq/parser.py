@@ -21,6 +21,7 @@ from typing import Final
 
 from workload_map._jsontype import json_type
 from workload_map._limits import MAX_INT_DIGITS
+from workload_map.errors import ArgumentTypeError
 from workload_map.jq.ast import (
     ArrayPattern,
     Binary,
@@ -581,15 +582,19 @@ def _number(text: str) -> Number:
     return Number(text, value)
 
 
-@functools.lru_cache(maxsize=4096)
 def parse(expr: str) -> Node:
     """Parse a jq program into its syntax tree (cached; trees are immutable).
 
     Raises JqParseError (with line and column) when libjq would not parse the program, and for the module
     directives and NUL characters we refuse on purpose.
     """
-    if not isinstance(expr, str):
-        raise TypeError(f"jq expression must be a string, not {type(expr).__name__}")
+    if not isinstance(expr, str):  # before the cache, which fails on an unhashable argument with a TypeError
+        raise ArgumentTypeError("a jq expression", "a string", expr)
+    return _parse(expr)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(expr: str) -> Node:
     try:
         parser = _Parser(expr)
         tree: Node | None = parser.parse_program()
@@ -621,3 +626,6 @@ def _too_deep(tree: Node) -> bool:
                 elif dataclasses.is_dataclass(item):
                     stack.append((item, depth + 1))
     return False
+
+
+parse.cache_clear = _parse.cache_clear  # type: ignore[attr-defined]  # benchmarks time uncached parses

@@ -18,6 +18,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Literal, Protocol
 
+from workload_map.errors import ArgumentTypeError, ArgumentValueError
+
 if TYPE_CHECKING:
     from workload_map.jq.errors import JqLimitError
 
@@ -67,7 +69,8 @@ class EvaluationPolicy:
       depth) is appended to it, so a caller can tell "cut off" from an ordinary jq error. Not part of the policy's
       equality. See `StopRecorder` for what else a recorder may do (refuse evaluations, count their time).
 
-    Raises `ValueError` for an unknown mode, a deadline that is not a positive number of seconds, or a negative cap.
+    Raises `ArgumentTypeError` (a `TypeError`) for a field of the wrong type, `ArgumentValueError` (a `ValueError`)
+    for an unknown mode, a deadline that is not a positive number of seconds, or a negative cap.
     """
 
     mode: Mode = "inprocess"
@@ -76,15 +79,22 @@ class EvaluationPolicy:
     stops: StopRecorder | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.mode, str):
+            raise ArgumentTypeError("the jq evaluation mode", f"a string ({', '.join(MODES)})", self.mode)
         if self.mode not in MODES:
-            raise ValueError(f"unknown jq evaluation mode {self.mode!r}: use one of {', '.join(MODES)}")
+            raise ArgumentValueError(f"unknown jq evaluation mode {self.mode!r}: use one of {', '.join(MODES)}")
         deadline = self.deadline
-        number = isinstance(deadline, (int, float)) and not isinstance(deadline, bool)
-        if not (number and math.isfinite(deadline) and deadline > 0):
-            raise ValueError(f"the jq deadline must be positive seconds, got {deadline!r}")
+        if isinstance(deadline, bool) or not isinstance(deadline, (int, float)):
+            raise ArgumentTypeError("the jq deadline", "a number of seconds", deadline)
+        if not (math.isfinite(deadline) and deadline > 0):
+            raise ArgumentValueError(f"the jq deadline must be positive seconds, got {deadline!r}")
         memory = self.memory_mb
-        if isinstance(memory, bool) or not isinstance(memory, int) or memory < 0:
-            raise ValueError(f"the jq memory cap must be whole MiB >= 0 (0: none), got {memory!r}")
+        if isinstance(memory, bool) or not isinstance(memory, int):
+            raise ArgumentTypeError("the jq memory cap", "a whole number of MiB", memory)
+        if memory < 0:
+            raise ArgumentValueError(f"the jq memory cap must be whole MiB >= 0 (0: none), got {memory!r}")
+        if self.stops is not None and not callable(getattr(self.stops, "append", None)):
+            raise ArgumentTypeError("stops", "a StopRecorder (anything with append(), e.g. a list) or None", self.stops)
         object.__setattr__(self, "deadline", float(deadline))
 
     def stopped(self, error: JqLimitError) -> JqLimitError:

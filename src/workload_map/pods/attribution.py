@@ -121,6 +121,7 @@ def _pod_name(pod: Mapping[str, Any]) -> str:
 
 def workload_uid(resolution: Resolution) -> str:
     """The workload object's `metadata.uid` (`""` when it has none)."""
+    _check_resolution(resolution)
     return resolution.object.uid
 
 
@@ -131,6 +132,7 @@ class AttributionPlan:
     __slots__ = ("candidates", "policy", "sole")
 
     def __init__(self, resolution: Resolution) -> None:
+        _check_resolution(resolution)
         self.policy = resolution.policy
         candidates: list[_Candidate] = []
         pod_bearing: list[_Candidate] = []

@@ -263,4 +263,8 @@ class OwnerChains:
 
 def owned_by(pod: Mapping[str, Any], root_uid: str, owners: Owners = None, *, max_hops: int = DEFAULT_MAX_HOPS) -> bool:
     """Whether `pod` belongs to the workload with UID `root_uid` (for many pods, reuse one `OwnerChains`)."""
+    if not isinstance(pod, Mapping):
+        raise ArgumentTypeError("the pod", "a mapping (a Pod object)", pod)
+    if not isinstance(root_uid, str):
+        raise ArgumentTypeError("root_uid", "a string", root_uid)
     return OwnerChains(owners, max_hops=max_hops).owned_by(pod, root_uid)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workload_map.errors import WorkloadMapError
+from workload_map.errors import ArgumentTypeError, WorkloadMapError
 from workload_map.jq import Document, EvaluationPolicy, JqError, JqRuntimeError
 from workload_map.jq.convert import InputNotJSONError
 from workload_map.jq.fastpath import compile_fast
@@ -85,6 +85,10 @@ def go_string(value: Any) -> str:
 def matches_labels(labels: Mapping[str, Any] | None, match_labels: Mapping[str, str] | None) -> bool:
     """Every entry present in `labels` and exactly equal (an empty expected value does not match a missing label).
     An empty or missing `match_labels` matches."""
+    if match_labels is not None and not isinstance(match_labels, Mapping):
+        raise ArgumentTypeError("match_labels", "a mapping of label to value or None", match_labels)
+    if labels is not None and not isinstance(labels, Mapping):
+        raise ArgumentTypeError("the labels", "a mapping of label to value or None", labels)
     if not match_labels:
         return True
     if not labels:
@@ -109,6 +113,8 @@ class PodQuerier:
     __slots__ = ("_document", "_fast", "_policy", "_results", "pod")
 
     def __init__(self, pod: Mapping[str, Any], *, fast: bool = True, policy: EvaluationPolicy | None = None) -> None:
+        if not isinstance(pod, Mapping):
+            raise ArgumentTypeError("the pod", "a mapping (a Pod object)", pod)
         self.pod = pod
         self._fast = fast
         self._policy = policy

@@ -13,13 +13,22 @@ Negative counts read as 0 (`Resolution.warnings` lists each one).
 
 from __future__ import annotations
 
+from workload_map.errors import ArgumentTypeError
 from workload_map.resolve.results import Scale
+
+
+def _scale(scale: Scale | None) -> Scale | None:
+    if scale is not None and not isinstance(scale, Scale):
+        raise ArgumentTypeError("the scale", "a Scale (a component instance's .scale) or None", scale)
+    return scale
+
 
 __all__ = ["desired_replicas", "min_replicas"]
 
 
 def desired_replicas(scale: Scale | None) -> int:
     """How many replicas the spec asks for: `replicas`, else `minReplicas`, else 1 (see the module doc)."""
+    scale = _scale(scale)
     if scale is None:
         return 1
     for value in (scale.replicas, scale.min_replicas):
@@ -30,6 +39,7 @@ def desired_replicas(scale: Scale | None) -> int:
 
 def min_replicas(scale: Scale | None) -> int:
     """Upstream's effMin: `minReplicas` if > 0, else `replicas` if > 0, else 0 (None counts as 0)."""
+    scale = _scale(scale)
     if scale is None:
         return 0
     if scale.min_replicas is not None and scale.min_replicas > 0:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from workload_map.errors import ArgumentTypeError
 from workload_map.model import (
     PRIMARY_PHASE_PRECEDENCE,
     UNDEFINED,
@@ -38,7 +39,10 @@ _LAST_NAME = re.compile(r"\.\s*\"?([A-Za-z_][A-Za-z0-9_-]*)\"?\s*\]?\s*$")
 def primary_phase(phases: tuple[str, ...] | list[str]) -> str:
     """The strongest matched status: Failed > Completed > Suspended > Suspending > Resuming > Degraded > Running >
     Initializing; `"Undefined"` when none matched."""
-    matched = set(phases)
+    given: Any = phases  # annotated as a tuple or list; checked, since it comes from callers
+    if isinstance(given, (str, bytes)) or not isinstance(given, (tuple, list, set, frozenset)):
+        raise ArgumentTypeError("the phases", "a tuple or list of phase names", given)
+    matched = {phase for phase in phases if isinstance(phase, str)}
     for phase in PRIMARY_PHASE_PRECEDENCE:
         if phase in matched:
             return phase

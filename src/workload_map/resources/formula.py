@@ -13,7 +13,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Final, TypeGuard
 
-from workload_map.errors import WorkloadMapError
+from workload_map.errors import ArgumentTypeError, WorkloadMapError
 from workload_map.model.extensions import ResourceAliases
 from workload_map.resources.quantity import NANO, QuantityError, parse_nanos
 
@@ -113,9 +113,16 @@ def alias_requirements(resources: Any, aliases: ResourceAliases | None) -> Any:
     return out
 
 
+def _list_arg(value: Any, what: str) -> Mapping[str, Fraction]:
+    if not isinstance(value, Mapping):
+        raise ArgumentTypeError(what, "a mapping of resource name to amount", value)
+    return value
+
+
 def add(a: Mapping[str, Fraction], b: Mapping[str, Fraction]) -> ResourceList:
     """Per-name sum of two resource lists (names of either)."""
-    result = dict(a)
+    result = dict(_list_arg(a, "a resource list"))
+    b = _list_arg(b, "a resource list")
     for name, amount in b.items():
         result[name] = result.get(name, 0) + amount
     return result
@@ -123,16 +130,18 @@ def add(a: Mapping[str, Fraction], b: Mapping[str, Fraction]) -> ResourceList:
 
 def total(lists: Iterable[Mapping[str, Fraction]]) -> ResourceList:
     """Per-name sum of any number of resource lists."""
+    if isinstance(lists, (Mapping, str, bytes)) or not isinstance(lists, Iterable):
+        raise ArgumentTypeError("the resource lists", "an iterable of resource lists", lists)
     result: ResourceList = {}
     for each in lists:
-        for name, amount in each.items():
+        for name, amount in _list_arg(each, "each resource list").items():
             result[name] = result.get(name, 0) + amount
     return result
 
 
 def scale(requests: Mapping[str, Fraction], n: int | Fraction) -> ResourceList:
     """Every amount times ``n`` (e.g. per-replica requests times desired replicas)."""
-    return {name: amount * n for name, amount in requests.items()}
+    return {name: amount * n for name, amount in _list_arg(requests, "the requests").items()}
 
 
 def is_gpu(name: str, extra_gpu_names: Iterable[str] = ()) -> bool:
@@ -146,6 +155,7 @@ def is_gpu(name: str, extra_gpu_names: Iterable[str] = ()) -> bool:
 def gpu_count(requests: Mapping[str, Fraction], extra_gpu_names: Iterable[str] = ()) -> int | Fraction:
     """The number of whole GPUs in ``requests`` (an ``int`` unless some GPU amount is fractional)."""
     extra = tuple(extra_gpu_names)
+    requests = _list_arg(requests, "the requests")
     count = sum((amount for name, amount in requests.items() if is_gpu(name, extra)), Fraction(0))
     return count.numerator if count.denominator == 1 else count
 
@@ -153,6 +163,8 @@ def gpu_count(requests: Mapping[str, Fraction], extra_gpu_names: Iterable[str] =
 def is_extended_resource(name: str) -> bool:
     """Kubernetes' extended-resource rule: a domain-prefixed name outside ``kubernetes.io/`` (and not a quota
     ``requests.`` name). ``cpu``, ``memory``, ``ephemeral-storage``, ``hugepages-*`` and ``pods`` are native."""
+    if not isinstance(name, str):
+        raise ArgumentTypeError("a resource name", "a string", name)
     return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
 
 
@@ -160,6 +172,7 @@ def accelerator_names(requests: Mapping[str, Fraction], extra_gpu_names: Iterabl
     """Sorted names of the non-zero extended resources in ``requests`` that are not GPUs (MIG slices, TPUs,
     Neuron cores, Gaudi, Intel GPUs, ...): the accelerators shown per name, never summed into the GPU count."""
     extra = tuple(extra_gpu_names)
+    requests = _list_arg(requests, "the requests")
     return sorted(
         name for name, amount in requests.items() if amount and is_extended_resource(name) and not is_gpu(name, extra)
     )

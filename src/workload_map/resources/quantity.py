@@ -18,7 +18,7 @@ from typing import Annotated, Final, Literal
 
 import msgspec
 
-from workload_map.errors import WorkloadMapError
+from workload_map.errors import ArgumentTypeError, WorkloadMapError
 
 __all__ = [
     "NANO",
@@ -212,9 +212,23 @@ def _parse_text(text: str, strict: bool) -> tuple[int, Format]:
     return (-nanos if sign == "-" else nanos), fmt
 
 
+def _amount(value: Fraction | int) -> Fraction:
+    """An amount argument as a Fraction; anything but a Fraction or an int (a bool, a float, a string: parse those
+    with `parse_quantity`) is an `ArgumentTypeError`."""
+    if isinstance(value, bool) or not isinstance(value, (Fraction, int)):
+        raise ArgumentTypeError("a resource amount", "a Fraction or an int", value)
+    return Fraction(value)
+
+
+def _resource_name(name: str) -> str:
+    if not isinstance(name, str):
+        raise ArgumentTypeError("a resource name", "a string", name)
+    return name
+
+
 def _round_up_nanos(value: Fraction | int) -> int:
     """``value`` in nano units, rounded up away from zero (as Kubernetes rounds)."""
-    scaled = Fraction(value) * NANO
+    scaled = _amount(value) * NANO
     magnitude = math.ceil(abs(scaled))
     return magnitude if scaled >= 0 else -magnitude
 
@@ -259,7 +273,7 @@ def _canonical(nanos: int, fmt: Format) -> str:
 def quantity_kind(name: str) -> QuantityKind:
     """How amounts of resource ``name`` are printed: ``cpu``; ``memory`` for byte amounts (``memory``,
     ``ephemeral-storage``, ``storage``, ``hugepages-*``); ``count`` for everything else (GPUs, devices, pods)."""
-    if name == "cpu":
+    if _resource_name(name) == "cpu":
         return "cpu"
     if name in ("memory", "ephemeral-storage", "storage") or name.startswith("hugepages-"):
         return "memory"
@@ -298,9 +312,9 @@ def format_for_table(name: str, value: Fraction | int) -> str:
 
 def milli_value(value: Fraction | int) -> int:
     """``ceil(value * 1000)``: Kubernetes' ``MilliValue`` (CPU millicores)."""
-    return math.ceil(Fraction(value) * 1000)
+    return math.ceil(_amount(value) * 1000)
 
 
 def int_value(value: Fraction | int) -> int:
     """``ceil(value)``: Kubernetes' ``Value`` (bytes, counts)."""
-    return math.ceil(Fraction(value))
+    return math.ceil(_amount(value))

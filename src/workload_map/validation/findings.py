@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+from workload_map.errors import ArgumentTypeError
 
 Severity = Literal["error", "warning"]
 ERROR: Severity = "error"
@@ -32,14 +34,24 @@ class Finding:
         return self.severity == ERROR
 
 
+def _findings(findings: Any) -> list[Finding]:
+    if isinstance(findings, (str, bytes, Finding)) or not isinstance(findings, Iterable):
+        raise ArgumentTypeError("the findings", "an iterable of Finding (what validate() returns)", findings)
+    items = list(findings)
+    for item in items:
+        if not isinstance(item, Finding):
+            raise ArgumentTypeError("each finding", "a Finding", item)
+    return items
+
+
 def is_valid(findings: Iterable[Finding]) -> bool:
     """True when no finding is an error (warnings do not make a definition invalid)."""
-    return not any(f.severity == ERROR for f in findings)
+    return not any(f.severity == ERROR for f in _findings(findings))
 
 
 def errors(findings: Iterable[Finding]) -> list[Finding]:
-    return [f for f in findings if f.severity == ERROR]
+    return [f for f in _findings(findings) if f.severity == ERROR]
 
 
 def warnings(findings: Iterable[Finding]) -> list[Finding]:
-    return [f for f in findings if f.severity == WARNING]
+    return [f for f in _findings(findings) if f.severity == WARNING]

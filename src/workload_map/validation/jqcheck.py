@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 
+from workload_map.errors import ArgumentTypeError
 from workload_map.jq.errors import JqError, JqParseError
 from workload_map.jq.safety import check_safety
 from workload_map.model import Karta, jq_fields
@@ -26,9 +27,15 @@ def shorten(expression: str, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-@lru_cache(maxsize=8192)
 def expression_problems(expression: str) -> tuple[tuple[str, str], ...]:
     """(rule, message) for each problem of one expression; empty when it parses and is safe."""
+    if not isinstance(expression, str):
+        raise ArgumentTypeError("a jq expression", "a string", expression)
+    return _expression_problems(expression)
+
+
+@lru_cache(maxsize=8192)
+def _expression_problems(expression: str) -> tuple[tuple[str, str], ...]:
     if len(expression) > MAX_EXPRESSION_LENGTH:
         return (
             (

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workload_map.errors import ArgumentTypeError
 from workload_map.model import DefinitionError, Karta, scan_definitions
 from workload_map.model.load import DefinitionSource
 from workload_map.model.yamlio import is_directory, iter_files, unreadable_directories
@@ -127,8 +128,12 @@ def check_file(path: str | Path) -> FileReport:
 
 def check_files(paths: Iterable[str | Path]) -> ValidationReport:
     """Validate files and directories (every *.yaml, *.yml and *.json below them), in the order given."""
+    if isinstance(paths, (str, bytes, Path)) or not isinstance(paths, Iterable):
+        raise ArgumentTypeError("the paths", "an iterable of paths (a list of str or Path)", paths)
     reports: list[FileReport] = []
     for path in paths:
+        if not isinstance(path, (str, Path)):
+            raise ArgumentTypeError("each path", "a str or a Path", path)
         as_path = Path(path)
         if str(path) != "-" and is_directory(as_path):
             files = list(iter_files(as_path))

@@ -5,11 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from workload_map.errors import ArgumentTypeError
+
 __all__ = ["pod_node", "pod_phase", "pod_ready", "pod_reason"]
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, (dict, Mapping)) else {}
+
+
+def _pod(pod: Any) -> Mapping[str, Any]:
+    if not isinstance(pod, Mapping):
+        raise ArgumentTypeError("the pod", "a mapping (a Pod object)", pod)
+    return pod
 
 
 def _conditions(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -28,12 +36,12 @@ def _text(value: Any) -> str:
 
 def pod_phase(pod: Mapping[str, Any]) -> str:
     """`status.phase`; a pod with no phase yet is `Pending` (what the API server sets on create)."""
-    return _text(_mapping(pod.get("status")).get("phase")) or "Pending"
+    return _text(_mapping(_pod(pod).get("status")).get("phase")) or "Pending"
 
 
 def pod_ready(pod: Mapping[str, Any]) -> bool:
     """The `Ready` condition is `True`."""
-    conditions = _mapping(pod.get("status")).get("conditions")
+    conditions = _mapping(_pod(pod).get("status")).get("conditions")
     if isinstance(conditions, list):
         for condition in conditions:
             if isinstance(condition, (dict, Mapping)) and condition.get("type") == "Ready":
@@ -43,7 +51,7 @@ def pod_ready(pod: Mapping[str, Any]) -> bool:
 
 def pod_node(pod: Mapping[str, Any]) -> str | None:
     """`spec.nodeName`, or None while unscheduled."""
-    return _text(_mapping(pod.get("spec")).get("nodeName")) or None
+    return _text(_mapping(_pod(pod).get("spec")).get("nodeName")) or None
 
 
 def _container_states(status: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
@@ -62,6 +70,7 @@ def pod_reason(pod: Mapping[str, Any], ready: bool | None = None) -> str | None:
     container's reason, init containers first (`ImagePullBackOff`, `CrashLoopBackOff`); the first container that
     terminated with a non-zero exit code (`OOMKilled`, `Error`); the `Ready=False` reason (`PodCompleted`).
     """
+    _pod(pod)
     if ready is None:
         ready = pod_ready(pod)
     if ready:
