@@ -179,7 +179,8 @@ def test_wide_adds_pods_gpus_components_and_origin(wmap: Wmap, jobsets: str) -> 
     assert header == ["NAME", "PHASE", "AGE", "PODS", "GPU", "COMPONENTS", "ORIGIN"]
     cells = dict(zip(header, row, strict=True))
     assert cells["PODS"] == "4" and cells["GPU"] == "16" and cells["ORIGIN"] == "catalog"
-    assert cells["COMPONENTS"].startswith("replicatedjob(")
+    # the tree's top-level rows: the JobSet's one replicatedJob merged with its component level (docs/cli.md)
+    assert cells["COMPONENTS"] == "replicatedjob/workers(4)"
 
 
 def test_a_missing_named_workload_is_exit_3(wmap: Wmap, jobsets: str) -> None:
