@@ -47,6 +47,10 @@ COMMANDS: dict[str, CommandSpec] = {
         "workload_map.cli.commands.describe:describe",
         "Show workloads as a tree of components with replicas, GPUs and resource totals.",
     ),
+    "watch": CommandSpec(
+        "workload_map.cli.commands.watch:watch",
+        "Watch one workload: its tree redrawn as it and its pods change.",
+    ),
     "suspend": CommandSpec(
         "workload_map.cli.commands.suspend:suspend",
         "Suspend a workload in the cluster through its definition's suspend actions.",

@@ -129,6 +129,9 @@ def _debug_log(line: str) -> None:
     state().stderr.flush()
 
 
+debug_log = _debug_log  # the `--debug` line of a request, for the watch loop's async client
+
+
 @dataclass
 class LiveSession:
     """An open cluster (`cluster`) and the definitions in force (`registry`: local > cluster > catalog)."""

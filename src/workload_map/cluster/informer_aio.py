@@ -14,12 +14,15 @@ Callbacks run on the loop, in order, between two reads; they must not block.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from workload_map.cluster.aio import AsyncApiClient
 from workload_map.cluster.errors import ApiError, ClusterError
+from workload_map.cluster.index import WorkloadIndex
 from workload_map.cluster.informer import (
     Action,
     Backoff,
@@ -36,7 +39,10 @@ from workload_map.cluster.informer import (
     WatchWarning,
 )
 
-__all__ = ["AsyncInformer"]
+if TYPE_CHECKING:
+    from workload_map.cluster.discovery import DiscoveryDocument
+
+__all__ = ["AsyncInformer", "LiveWatch", "Update"]
 
 
 class AsyncInformer:
@@ -125,3 +131,144 @@ class AsyncInformer:
                     self.on_synced(notice)
             elif isinstance(notice, WatchWarning) and self.on_warning is not None:
                 self.on_warning(notice.message)
+
+
+# --- a live view: workloads, their pods and the owners between them -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Update:
+    """What one batch of changes did: the workload objects added, modified or deleted (in order), and the UIDs of
+    the workloads whose object or pods changed. `initial`: the first update, once every informer has listed."""
+
+    workload_changes: list[Change]
+    touched: set[str]
+    initial: bool = False
+
+
+@dataclass
+class _Item:
+    source: str  # "workloads", "pods", "owners"
+    change: Change | None = None
+    error: BaseException | None = None
+    synced: bool = False
+
+
+class LiveWatch:
+    """Informers for a workload type (`workloads`) and, with `pods`, for the pods of the same namespace and a
+    metadata-only one per owner kind their chains pass through (started as the `WorkloadIndex` meets them), all
+    feeding one `WorkloadIndex`. `updates()` yields an `Update` per batch of changes (changes that arrived together
+    are applied together, so a burst is one update)."""
+
+    def __init__(
+        self,
+        client: AsyncApiClient,
+        discovery: DiscoveryDocument,
+        workloads: WatchedResource,
+        *,
+        pods: WatchedResource | None = None,
+        on_warning: Callable[[str], None] | None = None,
+        chunk_size: int = 500,
+        poll_interval: float = 10.0,
+        watch_timeout: float = 300.0,
+        backoff: Callable[[], Backoff] = Backoff,
+    ) -> None:
+        self.client = client
+        self.discovery = discovery
+        self.index = WorkloadIndex()
+        self.on_warning = on_warning
+        self._options = {"chunk_size": chunk_size, "poll_interval": poll_interval, "watch_timeout": watch_timeout}
+        self._backoff = backoff
+        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._pending_sync = 0
+        self._owner_kinds: set[tuple[str, str]] = {(workloads.api_version, workloads.kind)}
+        self.workloads = self._start("workloads", workloads)
+        self.pods = self._start("pods", pods) if pods is not None else None
+        self.owners: list[AsyncInformer] = []
+
+    def _start(self, source: str, resource: WatchedResource) -> AsyncInformer:
+        queue = self._queue
+        informer = AsyncInformer(
+            self.client,
+            resource,
+            on_change=lambda change: queue.put_nowait(_Item(source, change)),
+            on_synced=lambda synced: queue.put_nowait(_Item(source, synced=not synced.relist)),
+            on_warning=self.on_warning,
+            backoff=self._backoff(),
+            **self._options,  # type: ignore[arg-type]
+        )
+
+        async def run() -> None:
+            try:
+                await informer.run()
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:
+                queue.put_nowait(_Item(source, error=exc))
+
+        self._pending_sync += 1
+        self._tasks.append(asyncio.get_running_loop().create_task(run()))
+        return informer
+
+    async def aclose(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def updates(self) -> AsyncIterator[Update]:
+        changes: list[Change] = []
+        touched: set[str] = set()
+        initial = True
+        while True:
+            items = [await self._queue.get()]
+            while not self._queue.empty():
+                items.append(self._queue.get_nowait())
+            for item in items:
+                if item.error is not None:
+                    raise item.error
+                if item.synced:
+                    self._pending_sync -= 1
+                if item.change is not None:
+                    touched |= self._apply(item.source, item.change)
+                    if item.source == "workloads":
+                        changes.append(item.change)
+            self._start_owner_informers()
+            if self._pending_sync > 0:
+                continue  # the first update waits until every informer has listed
+            if initial or changes or touched:
+                yield Update(changes, touched, initial=initial)
+                changes, touched, initial = [], set(), False
+
+    def _apply(self, source: str, change: Change) -> set[str]:
+        index = self.index
+        if source == "workloads":
+            if change.type == "DELETED":
+                return index.remove_workload(change.object)
+            return index.set_workload(change.object)
+        if source == "pods":
+            return index.remove_pod(change.object) if change.type == "DELETED" else index.set_pod(change.object)
+        return index.remove_owner(change.object) if change.type == "DELETED" else index.set_owner(change.object)
+
+    def _start_owner_informers(self) -> None:
+        if self.pods is None:
+            return
+        for api_version, kind in sorted(self.index.unknown_owner_kinds() - self._owner_kinds):
+            self._owner_kinds.add((api_version, kind))
+            resource = self.discovery.preferred(api_version.rpartition("/")[0], kind)
+            if resource is None or not resource.can("list"):
+                continue  # not served: those pods stay unattributed, as in describe
+            namespace = self.pods.resource.namespace if resource.namespaced else None
+            self.owners.append(
+                self._start(
+                    "owners",
+                    WatchedResource(
+                        path=resource.collection_path(namespace),
+                        kind=resource.kind,
+                        api_version=resource.api_version,
+                        resource=resource.qualified,
+                        namespace=namespace,
+                        metadata_only=True,
+                    ),
+                )
+            )

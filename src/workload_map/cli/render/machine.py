@@ -32,6 +32,15 @@ def to_json(value: Any) -> str:
     return _escape_unsafe(text) + "\n"
 
 
+def to_json_line(value: Any) -> str:
+    """One compact line of JSON (a stream's document: `wmap watch`, `get -w`), terminal-safe like `to_json`."""
+    try:
+        text = msgspec.json.encode(value).decode("utf-8")
+    except (TypeError, msgspec.EncodeError):
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _escape_unsafe(text) + "\n"
+
+
 def to_yaml(value: Any) -> str:
     dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     text: str = yaml.dump(
