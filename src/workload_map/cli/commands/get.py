@@ -47,7 +47,6 @@ from workload_map.cli.pipeline import resolve_object
 from workload_map.cli.render import machine
 from workload_map.cli.render.columns import fit_table
 from workload_map.cli.render.fmt import age
-from workload_map.cli.render.shape import shape
 from workload_map.cli.render.templated import TEMPLATED, JSONPathError, TemplatedFormat, parse_format
 from workload_map.cli.render.text import PHASE_STYLES, Cell, align, plain, seg, write_lines
 from workload_map.cli.safe import safe_text
@@ -283,8 +282,7 @@ def _all_types(
 def _components_cell(view: WorkloadView | None) -> str:
     if view is None or not view.components:
         return "<none>"
-    # the tree's top-level rows (cli/render/shape.py): `driver(1),workers(8)`, not a lone `replicatedjob(9)`
-    parts = [f"{row.name}({row.node.replicas.desired})" for row in shape(view)]
+    parts = [f"{component.name}({component.replicas.desired})" for component in view.components]
     shown = parts[:MAX_COMPONENTS_SHOWN]
     if len(parts) > len(shown):
         shown.append(f"+{len(parts) - len(shown)} more")
