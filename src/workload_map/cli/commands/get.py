@@ -23,6 +23,12 @@ import click
 
 from workload_map._io import InputError, read_input_text
 from workload_map.catalog import Resolved
+from workload_map.cli.commands.watch_loop import (
+    open_watch,
+    poll_interval_option,
+    run_until_interrupted,
+    workload_resource,
+)
 from workload_map.cli.context import state
 from workload_map.cli.errors import UsageError
 from workload_map.cli.jqmode import definition_policy
@@ -419,6 +425,74 @@ def render(
     render_table(rows, wide=fmt == "wide", namespaces=namespaces, types=types, headers_row=headers_row)
 
 
+# --- -w: the table, then a row per change ------------------------------------------------------------------------
+
+
+def watch_rows(
+    session: LiveSession,
+    *,
+    token: str,
+    name: str | None,
+    namespace: str | None,
+    selector: str | None,
+    phases: frozenset[str],
+    chunk_size: int,
+    poll_interval: float,
+    fmt: str,
+    headers_row: bool,
+) -> None:
+    """`get TYPE -w` (kubectl's meaning): the rows of the first LIST, then one row per change (a deleted workload's
+    last state too); with -o json|yaml, one event per object (`{"type": "ADDED", "object": {...}}`), the first LIST's
+    objects as ADDED. One LIST + WATCH of the type, resumed, re-listed and retried as `wmap watch` is."""
+    rtype = session.resolve(token)
+    scope = namespace if name is None else (namespace or session.namespace)
+    with translate_errors():
+        resource = workload_resource(rtype, namespace=scope, name=name, selector=selector)
+    out = state().stdout
+    columns = {"namespaces": resource.namespace is None and rtype.resource is not None and rtype.resource.namespaced}
+
+    def rows_of(objects: Sequence[dict[str, Any]]) -> list[Row]:
+        rows, warnings = make_rows(list(objects), rtype.definition, rtype.kind, wide=fmt == "wide")
+        for message in warnings:
+            state().warn(message)
+        state().flush_warnings()
+        return [row for row in rows if _keep(row, phases)]
+
+    def emit(change_type: str, rows: Sequence[Row], *, first: bool) -> None:
+        if fmt in ("json", "yaml"):
+            for row in rows:
+                event = {"type": change_type, "object": row.to_dict()}
+                out.write(machine.to_json_line(event) if fmt == "json" else "---\n" + machine.to_yaml(event))
+        elif rows or not first:
+            render(
+                rows,
+                fmt,
+                bare=False,
+                empty_note="",
+                namespaces=columns["namespaces"],
+                types=False,
+                headers_row=headers_row and first,
+            )
+        out.flush()
+
+    async def main() -> None:
+        async with open_watch(
+            session, resource, with_pods=False, chunk_size=chunk_size, poll_interval=poll_interval
+        ) as (live, updates):
+            async for update in updates:
+                if update.initial:
+                    rows = sort_rows(rows_of(list(live.workloads.store)))
+                    if not rows and fmt not in ("json", "yaml", "name"):
+                        where = "in any namespace" if resource.namespace is None else f"in namespace {scope}"
+                        state().note(f"No workloads found {where}.")
+                    emit("ADDED", rows, first=True)
+                    continue
+                for change in update.workload_changes:
+                    emit(change.type, rows_of([change.object]), first=False)
+
+    run_until_interrupted(main)
+
+
 # --- the command ------------------------------------------------------------------------------------------------
 
 _HELP = """\
@@ -435,6 +509,7 @@ Examples:
   wmap get jobset/preprocess -o yaml
   wmap get --all-types -A
   wmap get rayclusters -l team=research --phase Running,Degraded -o wide
+  wmap get jobsets -w
 """
 
 
@@ -442,6 +517,10 @@ Examples:
 @click.argument("args", nargs=-1, metavar="[TYPE[/NAME] [NAME]]")
 @click.option("--all-types", is_flag=True, help="List every type a definition covers (top-level workloads only).")
 @click.option("-A", "--all-namespaces", is_flag=True, help="List across all namespaces (adds a NAMESPACE column).")
+@click.option(
+    "-w", "--watch", "watch", is_flag=True, help="After the list, print a row for each change (Ctrl-C stops)."
+)
+@poll_interval_option
 @click.option("--no-headers", "no_headers", is_flag=True, help="Table output without the header row (as kubectl).")
 @click.option("-l", "--selector", metavar="SELECTOR", help="Label selector on the workloads (e.g. team=web,tier!=db).")
 @click.option(
@@ -462,6 +541,8 @@ def get(
     args: tuple[str, ...],
     all_types: bool,
     all_namespaces: bool,
+    watch: bool,
+    poll_interval: float,
     no_headers: bool,
     selector: str | None,
     phases: tuple[str, ...],
@@ -483,6 +564,8 @@ def get(
     if all_types:
         if args:
             raise UsageError("--all-types cannot be combined with a TYPE")
+        if watch:
+            raise UsageError("--watch takes one TYPE, not --all-types", hint="e.g. wmap get jobsets -w")
     else:
         if not args:
             raise UsageError("a TYPE is required, or --all-types", hint="e.g. wmap get pytorchjobs")
@@ -496,6 +579,20 @@ def get(
         connection, cache_dir=cache_dir, definition_paths=definition_paths, chunk_size=chunk_size
     ) as session:
         namespace = None if all_namespaces else session.namespace
+        if watch and token is not None:
+            watch_rows(
+                session,
+                token=token,
+                name=name,
+                namespace=namespace,
+                selector=selector,
+                phases=wanted,
+                chunk_size=chunk_size,
+                poll_interval=poll_interval,
+                fmt=fmt,
+                headers_row=not no_headers,
+            )
+            return
         found: list[Row] | None = []
         if token is None:
             rows = _all_types(
