@@ -13,6 +13,7 @@ __all__ = [
     "MAX_EXPANDED_NODES",
     "MAX_INPUT_BYTES",
     "MAX_INT_DIGITS",
+    "MAX_RESPONSE_BYTES",
     "STREAM_TIMEOUT",
 ]
 
@@ -31,6 +32,10 @@ MAX_EXPANDED_NODES: Final = 5_000_000
 MAX_INT_DIGITS: Final = 4300
 """Digits of an integer in a document or object (Python's int-str conversion limit: a longer one cannot even be
 printed)."""
+
+MAX_RESPONSE_BYTES: Final = 256 * 1024 * 1024
+"""Bytes of one API server answer (a page of a list, an object, discovery), counted as they arrive. A page of the
+chunked lists we send is a few MiB; etcd keeps one object under 1.5 MiB by default."""
 
 MAX_COMPONENT_DEPTH: Final = 100
 """Levels of a definition's ownerRef chain below the root (views and plans are trees of that depth)."""

@@ -155,12 +155,21 @@ class AsyncApiClient(Recorder):
         """Send one request and return the decoded JSON body; raise a `ClusterError` for any failure."""
         start = time.perf_counter()
         try:
-            response = await self._http.request(
+            async with self._http.stream(
                 call.method, call.path, params=dict(call.params or {}), headers=call.headers, content=call.body
-            )
+            ) as response:
+                status = response.status_code
+                self._declared_too_large(call, status, response.headers.get("content-length"), start)
+                parts: list[bytes] = []
+                size = 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > self.max_response_bytes:
+                        raise self._too_large(call, status, size, start)
+                    parts.append(chunk)
         except transport_errors(self._http_errors) as exc:
             raise self._failed(call, exc, self._http_errors, start) from None
-        return self._answered(call, response.status_code, response.content, response.headers.get("content-type"), start)
+        return self._answered(call, status, b"".join(parts), response.headers.get("content-type"), start)
 
     async def stream_lines(self, call: Call, *, read_timeout: float) -> AsyncIterator[bytes]:
         """Send one request whose answer is a stream (a watch) and yield each line of it as it arrives; the stream
@@ -173,15 +182,29 @@ class AsyncApiClient(Recorder):
             async with self._http.stream(
                 call.method, call.path, params=dict(call.params or {}), headers=call.headers, timeout=timeout
             ) as response:
-                if response.status_code >= 400:
-                    content = await response.aread()
-                    self._answered(call, response.status_code, content, response.headers.get("content-type"), start)
-                    return  # pragma: no cover - _answered raised
-                async for line in response.aiter_lines():
-                    size += len(line) + 1
-                    if line:
-                        yield line.encode()
                 status = response.status_code
+                if status >= 400:
+                    content = bytearray()
+                    async for chunk in response.aiter_bytes():
+                        content += chunk
+                        if len(content) > self.max_response_bytes:
+                            raise self._too_large(call, status, len(content), start)
+                    self._answered(call, status, bytes(content), response.headers.get("content-type"), start)
+                    return  # pragma: no cover - _answered raised
+                pending = bytearray()  # one event per line; a line is bounded as an answer is
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    pending += chunk
+                    if b"\n" in chunk:  # split only then: a long line is not rescanned for each chunk
+                        *lines, rest = pending.split(b"\n")
+                        pending = bytearray(rest)
+                        for line in lines:
+                            if line.strip():
+                                yield bytes(line.rstrip(b"\r"))
+                    if len(pending) > self.max_response_bytes:
+                        raise self._too_large(call, status, size, start)
+                if pending.strip():
+                    yield bytes(pending.rstrip(b"\r"))
         except transport_errors(self._http_errors) as exc:
             raise self._failed(call, exc, self._http_errors, start) from None
         self._record(RequestRecord(call.method, call.path, call.query, status, time.perf_counter() - start, size))

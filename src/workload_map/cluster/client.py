@@ -17,10 +17,11 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from workload_map._limits import MAX_RESPONSE_BYTES
 from workload_map._version import __version__
 from workload_map.cluster.core import (
     DEFAULT_CHUNK_SIZE,
@@ -43,7 +44,7 @@ from workload_map.cluster.core import (
     transport_failure,
     transport_reason,
 )
-from workload_map.cluster.errors import ClusterError, KubeconfigError
+from workload_map.cluster.errors import ClusterError, KubeconfigError, ResponseTooLarge
 
 T = TypeVar("T")
 
@@ -144,7 +145,12 @@ def invalid_server(context: KubeContext, exc: BaseException) -> KubeconfigError:
 
 
 class Recorder:
-    """The request log both shells keep (`requests`, and `log` for `--debug`). Thread-safe."""
+    """The request log both shells keep (`requests`, and `log` for `--debug`), and the bound on what one answer
+    may hold (`max_response_bytes`, counted as the body arrives). Thread-safe."""
+
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    """Bytes one answer may have; past it the request fails with `ResponseTooLarge` naming the URL (a class
+    default: a program or a test may set its own on an instance)."""
 
     def __init__(self, context: KubeContext, log: Callable[[str], None] | None) -> None:
         self.context = context
@@ -163,6 +169,35 @@ class Recorder:
         reason, error = transport_failure(self.context, call, exc, http_mod)
         self._record(RequestRecord(call.method, call.path, call.query, None, time.perf_counter() - start, 0, reason))
         return error
+
+    def _too_large(self, call: Call, status: int, size: int, start: float) -> ResponseTooLarge:
+        """The error for an answer past `max_response_bytes` (recorded; what was read is dropped)."""
+        limit = self.max_response_bytes
+        self._record(
+            RequestRecord(call.method, call.path, call.query, status, time.perf_counter() - start, size, "too large")
+        )
+        target = self.server.rstrip("/") + call.path + (f"?{call.query}" if call.query else "")
+        shown = f"{limit // (1 << 20)} MiB" if limit >= 1 << 20 else f"{limit} bytes"
+        return ResponseTooLarge(
+            f"{call.method} {target}: the API server's answer is larger than the {shown} limit; answers over it "
+            "are refused"
+        )
+
+    def _declared_too_large(self, call: Call, status: int, length: str | None, start: float) -> None:
+        """Refuse an answer whose Content-Length already says it is past the limit, before reading it."""
+        if length is not None and length.isdigit() and int(length) > self.max_response_bytes:
+            raise self._too_large(call, status, int(length), start)
+
+    def _collect(self, call: Call, status: int, chunks: Iterable[bytes], start: float) -> bytes:
+        """The chunks of an answer joined, counted as they arrive: never more than the limit is held."""
+        parts: list[bytes] = []
+        size = 0
+        for chunk in chunks:
+            size += len(chunk)
+            if size > self.max_response_bytes:
+                raise self._too_large(call, status, size, start)
+            parts.append(chunk)
+        return b"".join(parts)
 
     def _answered(self, call: Call, status: int, content: bytes, content_type: str | None, start: float) -> Any:
         self._record(
@@ -211,12 +246,15 @@ class ApiClient(Recorder):
         """Send one request and return the decoded JSON body; raise a `ClusterError` for any failure."""
         start = time.perf_counter()
         try:
-            response = self._http.request(
+            with self._http.stream(
                 call.method, call.path, params=dict(call.params or {}), headers=call.headers, content=call.body
-            )
+            ) as response:
+                status = response.status_code
+                self._declared_too_large(call, status, response.headers.get("content-length"), start)
+                content = self._collect(call, status, response.iter_bytes(), start)
         except transport_errors(self._http_errors) as exc:
             raise self._failed(call, exc, self._http_errors, start) from None
-        return self._answered(call, response.status_code, response.content, response.headers.get("content-type"), start)
+        return self._answered(call, status, content, response.headers.get("content-type"), start)
 
     def handle(self, need: Any) -> Any:
         """Answer one need of an operation: a `Call` (sent), a `Gather` (sent from a thread pool)."""

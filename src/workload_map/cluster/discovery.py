@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workload_map._io import InputError, read_input_text
 from workload_map.cluster.core import Call, Gather, Op, Operation
 from workload_map.cluster.errors import ApiError
 
@@ -263,8 +264,8 @@ def read_cache(path: Path, server: str, ttl: float, now: float | None = None) ->
         age = (time.time() if now is None else now) - path.stat().st_mtime
         if age < 0 or age > ttl:
             return None
-        return DiscoveryDocument.from_json(path.read_text(), server)
-    except OSError:
+        return DiscoveryDocument.from_json(read_input_text(path, label=str(path))[1], server)
+    except (OSError, InputError):  # unreadable or over the 64 MiB limit: fetched again, as a missing cache is
         return None
 
 

@@ -26,6 +26,10 @@ class Unreachable(ClusterError):  # noqa: N818 (reads as the condition it report
     """No answer from the server: connection refused, DNS, TLS failure, or no response within the timeout."""
 
 
+class ResponseTooLarge(ClusterError):  # noqa: N818 (reads as the condition it reports)
+    """The server's answer is larger than the client's limit (`MAX_RESPONSE_BYTES`); it was not read whole."""
+
+
 class ApiError(ClusterError):
     """The server answered with an error status. `status` is the HTTP status, `reason` the Status reason."""
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workload_map._io import InputError, read_input_text
 from workload_map.cluster.errors import KubeconfigError
 
 if TYPE_CHECKING:
@@ -162,7 +163,9 @@ def merge_kubeconfigs(files: Sequence[Path]) -> dict[str, Any]:
     seen: dict[str, set[str]] = {"clusters": set(), "users": set(), "contexts": set()}
     for path in files:
         try:
-            loaded = yaml.safe_load(path.read_text()) or {}
+            loaded = yaml.safe_load(read_input_text(path, label=str(path))[1]) or {}
+        except InputError as exc:  # over the 64 MiB limit (/dev/zero), a FIFO without a writer, unreadable
+            raise KubeconfigError(f"kubeconfig {path} cannot be read: {exc.message}") from None
         except (OSError, yaml.YAMLError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise KubeconfigError(f"kubeconfig {path} cannot be read: {first}") from None
