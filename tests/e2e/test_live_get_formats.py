@@ -86,3 +86,47 @@ def test_piped_output_is_never_fitted_to_the_width(wmap: Wmap, two: str) -> None
     assert wide.code == 0, wide.stderr
     assert wide.stdout.splitlines()[0].split() == ["NAME", "PHASE", "AGE", "PODS", "GPU", "COMPONENTS", "ORIGIN"]
     assert wide.stderr == ""
+
+
+def _on_a_terminal(wmap: Wmap, args: list[str], columns: int) -> tuple[str, str]:
+    """`args` run by the installed executable with stdout on a pseudo-terminal `columns` wide (no $COLUMNS)."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import termios
+
+    from tests.cli.helpers import clean_env, executable
+
+    main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = clean_env(wmap.home, wmap.env(None))
+    env.pop("COLUMNS", None)
+    process = subprocess.Popen(
+        [executable(), "--no-color", *wmap.args(args, None, None)], stdout=child, stderr=subprocess.PIPE, env=env
+    )
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    _, stderr = process.communicate(timeout=60)
+    os.close(main)
+    return b"".join(chunks).decode().replace("\r\n", "\n"), stderr.decode()
+
+
+def test_on_a_narrow_terminal_low_priority_columns_go_and_stderr_says_which(wmap: Wmap, two: str) -> None:
+    # 60 columns, the least wmap lays text out in (a narrower terminal counts as 60)
+    stdout, stderr = _on_a_terminal(wmap, ["get", "jobsets", "-o", "wide", "-n", two], 60)
+    lines = stdout.splitlines()
+    assert lines[0].split() == ["NAME", "PHASE", "AGE", "PODS", "GPU"]
+    assert all(len(line) <= 60 for line in lines)
+    assert stderr == "left out to fit 60 columns: ORIGIN, COMPONENTS\n"
+    wide, _ = _on_a_terminal(wmap, ["get", "jobsets", "-o", "wide", "-n", two], 200)
+    assert wide.splitlines()[0].split() == ["NAME", "PHASE", "AGE", "PODS", "GPU", "COMPONENTS", "ORIGIN"]

@@ -326,34 +326,36 @@ def render_table(rows: Sequence[Row], *, wide: bool, namespaces: bool, types: bo
             ]
         table.append(cells)
     out = state().stdout
-    write_lines(align(fit_terminal(table, headers), padding=3, min_width=6), out, color=state().color(out))
+    fitted, left_out = fit_terminal(table, headers)
+    write_lines(align(fitted, padding=3, min_width=6), out, color=state().color(out))
+    if left_out:  # after the table, as warnings are, so it stays on screen below what it explains
+        state().note(left_out)
 
 
-def fit_terminal(table: list[list[Cell]], headers: Sequence[str]) -> list[list[Cell]]:
+def fit_terminal(table: list[list[Cell]], headers: Sequence[str]) -> tuple[list[list[Cell]], str]:
     """On a terminal, `table` within its width (`columns.fit_table`: the `DROP_FIRST` columns left out first,
-    then the widest cells cut), with a note naming what was left out; elsewhere (a pipe, a file) unchanged."""
+    then the widest cells cut) and a note naming the columns left out ("" for none); elsewhere (a pipe, a file)
+    unchanged."""
     out = state().stdout
     try:
         terminal = out.isatty()
     except (AttributeError, ValueError):
         terminal = False
     if not terminal or not table:
-        return table
+        return table, ""
     width = state().width(out)
     texts = [[plain(cell) for cell in row] for row in table]
     order = [headers.index(name) for name in DROP_FIRST if name in headers]
     fitted, dropped = fit_table(texts, width, order)
     if not dropped and fitted == texts:
-        return table
+        return table, ""
     kept = [index for index in range(len(headers)) if index not in dropped]
     result = [
         [table[r][index] if fitted[r][k] == texts[r][index] else seg(fitted[r][k]) for k, index in enumerate(kept)]
         for r in range(len(table))
     ]
-    if dropped:
-        names = ", ".join(headers[index] for index in dropped)
-        state().note(f"{names} left out to fit {width} columns (widen the terminal or pipe the output for all)")
-    return result
+    names = ", ".join(headers[index] for index in dropped)
+    return result, f"left out to fit {width} columns: {names}" if dropped else ""
 
 
 def _read_format_file(path: str) -> str:
@@ -386,7 +388,7 @@ def write_templated(rows: Sequence[Row], printer: TemplatedFormat, *, bare: bool
     ]
     if not headers_row:
         table = table[1:]
-    write_lines(align(fit_terminal(table, ()), padding=3), out, color=state().color(out))
+    write_lines(align(fit_terminal(table, ())[0], padding=3), out, color=state().color(out))
 
 
 def _envelope(rows: Sequence[Row]) -> dict[str, Any]:
