@@ -156,6 +156,7 @@ def test_pod_groups_pass_kai_validation(case: KaiCase) -> None:
             if kids:
                 # validateSubGroupMinFields: a mid-level sub-group carries minSubGroup, never minMember
                 assert sub.min_member is None and sub.min_sub_group is not None, sub.name
+                # KAI only warns here; in a fixture it would be a gang that can never form, so it is an error
                 assert sub.min_sub_group <= len(kids), f"{sub.name}: minSubGroup above its child count"
             else:
                 assert sub.min_sub_group is None and sub.min_member is not None, f"leaf {sub.name} needs minMember"
