@@ -30,6 +30,7 @@ from workload_map.jq.compiler import InProcessStopError
 from workload_map.jq.convert import Roots
 from workload_map.jq.engine import MAX_RESULTS, Kind
 from workload_map.jq.errors import JqError, JqRuntimeError
+from workload_map.jq.fastpath import compile_fast_paths
 from workload_map.jq.policy import INPROCESS, EvaluationPolicy
 from workload_map.jq.writeback import PathError, set_paths
 
@@ -161,6 +162,14 @@ class Document:
         result: list[list[Any]] | JqError | None = None
         if self.policy.stops is not None:
             result = self.policy.refusal(expr)
+        finder = compile_fast_paths(expr) if result is None else None
+        if finder is not None:  # plain paths: in Python, on the normalised tree libjq's text is made from
+            try:
+                result = finder(self._tree(roots))
+            except JqError as exc:
+                result = exc
+            if isinstance(result, list) and len(result) >= MAX_RESULTS:
+                result = engine.limit_error(expr, MAX_RESULTS)
         if result is None:
             result = (yield Batch([expr], self._text(roots), MAX_RESULTS, _PATHS))[0]
         if isinstance(result, JqError):

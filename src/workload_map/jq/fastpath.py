@@ -45,10 +45,12 @@ from workload_map.jq.ast import (
 from workload_map.jq.errors import JqError, JqRuntimeError
 from workload_map.jq.parser import parse
 
-__all__ = ["FastEvaluator", "compile_fast"]
+__all__ = ["FastEvaluator", "PathFinder", "compile_fast", "compile_fast_paths"]
 
 FastEvaluator = Callable[[Any], list[Any]]
+PathFinder = Callable[[Any], list[list[Any]]]
 _Gen = Callable[[Any], Iterator[Any]]
+_PathGen = Callable[[Any, tuple[Any, ...]], Iterator[tuple[tuple[Any, ...], Any]]]
 
 _SAFE_INT: Final = 2**53
 
@@ -294,5 +296,90 @@ def compile_fast(expr: str) -> FastEvaluator | None:
 
     def run(value: Any) -> list[Any]:
         return list(gen(value))
+
+    return run
+
+
+# --------------------------------------------------------------------------------------------- paths (write-back)
+
+
+def _path_gen(expr: str, node: Node) -> _PathGen:
+    """A generator of (path, value) pairs for node, as libjq's `path(node)` (the paths of the same outputs, in
+    order). Only selecting nodes: `.`, `.key`, `.[n]` (n >= 0: libjq keeps a negative index as it is written),
+    `.[]`, `?`, `|` and `a // b` of these; a literal anywhere is not a path and is left to libjq."""
+    if isinstance(node, Identity):
+
+        def identity(value: Any, at: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], Any]]:
+            yield at, value
+
+        return identity
+    if isinstance(node, Index):
+        key = _key(node.key)
+        if isinstance(key, int) and key < 0:
+            raise _UnsupportedError
+        optional = node.optional
+        inner = _path_gen(expr, node.target)
+
+        def index(value: Any, at: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], Any]]:
+            for where, target in inner(value, at):
+                ok, out = _index(expr, target, key, optional)
+                if ok:
+                    yield (*where, key), out
+
+        return index
+    if isinstance(node, Iterate):
+        optional = node.optional
+        inner = _path_gen(expr, node.target)
+
+        def iterate(value: Any, at: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], Any]]:
+            for where, target in inner(value, at):
+                if isinstance(target, list):
+                    for i, item in enumerate(target):
+                        yield (*where, i), item
+                elif isinstance(target, dict):
+                    for k in sorted(target):
+                        yield (*where, k), target[k]
+                elif not optional:
+                    raise _iterate_error(expr, target)
+
+        return iterate
+    if isinstance(node, Pipe):
+        left = _path_gen(expr, node.left)
+        right = _path_gen(expr, node.right)
+
+        def pipe(value: Any, at: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], Any]]:
+            for where, mid in left(value, at):
+                yield from right(mid, where)
+
+        return pipe
+    if isinstance(node, Binary) and node.op == "//":
+        left = _path_gen(expr, node.left)
+        right = _path_gen(expr, node.right)
+
+        def alternative(value: Any, at: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], Any]]:
+            found = False
+            for where, out in left(value, at):
+                if out is not None and out is not False:
+                    found = True
+                    yield where, out
+            if not found:
+                yield from right(value, at)
+
+        return alternative
+    raise _UnsupportedError
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_fast_paths(expr: str) -> PathFinder | None:
+    """`f(obj) -> [path(expr)]` in pure Python for a plain-path expression (see `_path_gen`), or None (libjq, in the
+    worker, answers the rest). `obj` must be normalised (`convert.normalize`): objects iterate in sorted key order,
+    as the text libjq is given. Errors raise JqRuntimeError with libjq's message."""
+    try:
+        gen = _path_gen(expr, parse(expr))
+    except (JqError, _UnsupportedError):
+        return None
+
+    def run(value: Any) -> list[list[Any]]:
+        return [list(where) for where, _ in gen(value, ())]
 
     return run
