@@ -9,6 +9,10 @@ stream, a sleep) over an `AsyncApiClient` and hands the changes to callbacks.
 `run()` returns only by cancellation, or raises the `ClusterError` of a first LIST that failed (`Fail`); every
 later failure is retried by the core's rules (backoff, re-LIST on 410, polling when watch is forbidden).
 Callbacks run on the loop, in order, between two reads; they must not block.
+
+`LiveWatch` puts informers together for a live view: a workload type, the pods of its namespace and, metadata
+only, each owner kind between them, feeding one `cluster.index.WorkloadIndex`; `updates()` yields what each batch
+of changes touched (what `wmap watch` and `wmap get -w` render).
 """
 
 from __future__ import annotations
@@ -177,7 +181,9 @@ class LiveWatch:
         self.discovery = discovery
         self.index = WorkloadIndex()
         self.on_warning = on_warning
-        self._options = {"chunk_size": chunk_size, "poll_interval": poll_interval, "watch_timeout": watch_timeout}
+        self.chunk_size = chunk_size
+        self.poll_interval = poll_interval
+        self.watch_timeout = watch_timeout
         self._backoff = backoff
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
@@ -196,7 +202,9 @@ class LiveWatch:
             on_synced=lambda synced: queue.put_nowait(_Item(source, synced=not synced.relist)),
             on_warning=self.on_warning,
             backoff=self._backoff(),
-            **self._options,  # type: ignore[arg-type]
+            chunk_size=self.chunk_size,
+            poll_interval=self.poll_interval,
+            watch_timeout=self.watch_timeout,
         )
 
         async def run() -> None:
