@@ -26,13 +26,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from workload_map.errors import WorkloadMapError
+
 __all__ = ["JSONPathError", "Template", "compile_template", "to_text"]
 
 MAX_TEMPLATE: Final = 10_000  # characters; a template is typed by a person
 MAX_DEPTH: Final = 64  # nested ranges and filters
 
 
-class JSONPathError(ValueError):
+class JSONPathError(WorkloadMapError, ValueError):
     """A template that cannot be parsed."""
 
 
