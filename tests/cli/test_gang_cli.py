@@ -146,20 +146,34 @@ def test_a_flag_the_format_has_no_field_for_is_a_warning(tmp_path: Path) -> None
     assert "warning: --queue has no field in --format coscheduling: ignored" in result.stderr
 
 
+def test_a_deployment_needs_no_gang_and_says_why(tmp_path: Path) -> None:
+    result = wmap("-f", str(CATALOG / "apps-deployment-v1" / "workload.yaml"), "-o", "json", home=tmp_path)
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["noGang"] == "the replicas are independent: each pod is scheduled on its own"
+    exported = wmap("-f", str(CATALOG / "apps-deployment-v1" / "workload.yaml"), "--format", "volcano", home=tmp_path)
+    assert exported.code == 0 and exported.stdout == ""
+    assert "needs no gang (the replicas are independent" in exported.stderr
+
+
 def test_no_gang_instructions_is_exit_1_with_a_hint(tmp_path: Path) -> None:
-    result = wmap("-f", str(CATALOG / "apps-deployment-v1" / "workload.yaml"), home=tmp_path)
+    result = wmap("-f", str(CATALOG / "milvus-io-milvus-v1beta1" / "workload.yaml"), home=tmp_path)
     assert result.code == 1
     assert "has no optimizationInstructions.gangScheduling" in result.stderr
     assert "hint:" in result.stderr
     assert "Traceback" not in result.output
 
 
-def test_objects_without_gang_instructions_are_skipped_in_a_stream(tmp_path: Path) -> None:
-    stream = (FIXTURES / "jobset.yaml").read_text() + "\n---\n" + (FIXTURES / "pytorchjob.pods.yaml").read_text()
+def test_objects_that_need_no_gang_are_skipped_in_a_stream(tmp_path: Path) -> None:
+    owned = yaml.safe_load((FIXTURES / "pytorchjob.pods.yaml").read_text())
+    for pod in owned["items"]:  # a controller's pods are scheduled with it, not as gangs of their own
+        pod["metadata"]["ownerReferences"] = [
+            {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "name": "mnist-ddp", "uid": "u", "controller": True}
+        ]
+    stream = (FIXTURES / "jobset.yaml").read_text() + "\n---\n" + yaml.safe_dump(owned)
     result = wmap("-f", "-", "--format", "kai", home=tmp_path, stdin=stream)
     assert result.code == 0, result.stderr
     assert [doc["metadata"]["name"] for doc in documents(result)] == ["train"]
-    assert "skipped 5 objects without gang instructions: Pod/mnist-ddp-master-0" in result.stderr
+    assert "skipped 5 objects that need no gang: Pod/mnist-ddp-master-0" in result.stderr
 
 
 def test_a_type_no_definition_covers_is_exit_4(tmp_path: Path) -> None:

@@ -80,6 +80,31 @@ def test_the_kai_crd_enforces_the_published_rules(api_server: ApiServer, kube: h
     upper["metadata"]["namespace"] = namespace
     upper["spec"]["subGroups"][0]["name"] = "Prefill"
     assert kube.post(path, json=upper).status_code == 422
+    leaf_and_parent = copy.deepcopy(pod_group)
+    leaf_and_parent["metadata"]["namespace"] = namespace
+    leaf_and_parent["spec"]["subGroups"][0]["minSubGroup"] = 1
+    assert kube.post(path, json=leaf_and_parent).status_code == 422
+    orphan = copy.deepcopy(pod_group)
+    orphan["metadata"]["namespace"] = namespace
+    orphan["spec"]["subGroups"][0]["parent"] = "ghost"
+    assert kube.post(path, json=orphan).status_code == 422
+
+
+def test_the_kai_tree_of_a_jobset_is_stored_as_exported(
+    api_server: ApiServer, kube: httpx.Client, namespace: str
+) -> None:
+    (pod_group,) = export(plan(workload("jobset").resolve()), "kai")
+    stored = _create(api_server, kube, pod_group, namespace)
+    assert stored["spec"]["minSubGroup"] == 2
+    assert [
+        (g["name"], g.get("parent"), g.get("minMember"), g.get("minSubGroup")) for g in stored["spec"]["subGroups"]
+    ] == [
+        ("driver", None, None, 1),
+        ("driver-replica-0", "driver", 1, None),
+        ("workers", None, None, 2),
+        ("workers-replica-0", "workers", 4, None),
+        ("workers-replica-1", "workers", 4, None),
+    ]
 
 
 def test_the_kueue_crd_enforces_min_count_and_priority(

@@ -133,12 +133,12 @@ def test_kai_pod_groups_belong_to_the_workload() -> None:
     }
 
 
-def test_a_gang_with_nothing_to_wait_for_leaves_kais_min_member_unset() -> None:
+def test_a_gang_with_nothing_to_wait_for_is_kais_min_member_0() -> None:
     value = obj("pytorchjob")
     value["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = 0
     value["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = 0
     (pod_group,) = export(plan(workload("pytorchjob", value).resolve()), "kai")
-    assert "minMember" not in pod_group["spec"]
+    assert pod_group["spec"] == {"minMember": 0}  # KAI's CRD: "0 means no gang requirement"
 
 
 def test_volcano_has_task_minimums_resources_queue_and_priority() -> None:

@@ -201,11 +201,11 @@ def test_sandbox_agent_and_companion_share_one_gang() -> None:
 
 
 def test_a_definition_without_gang_instructions_is_refused_by_name() -> None:
-    deployment = yaml.safe_load((CATALOG_FIXTURES / "apps-deployment-v1" / "workload.yaml").read_text())
-    resolved = builtin_registry().for_object(deployment)
+    milvus = yaml.safe_load((CATALOG_FIXTURES / "milvus-io-milvus-v1beta1" / "workload.yaml").read_text())
+    resolved = builtin_registry().for_object(milvus)
     assert resolved is not None
-    with pytest.raises(NoGangInstructions, match=r"definition .apps-deployment-v1. has no .*gangScheduling"):
-        plan(Workload(resolved.karta, deployment).resolve())
+    with pytest.raises(NoGangInstructions, match=r"definition .milvus-io-milvus-v1beta1. has no .*gangScheduling"):
+        plan(Workload(resolved.karta, milvus).resolve())
 
 
 # --- with pods ---------------------------------------------------------------------------------------------------

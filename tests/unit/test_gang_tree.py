@@ -116,10 +116,10 @@ def test_mpijob_launcher_waiting_for_workers_is_deferred_until_its_pod_exists() 
     mpijob, listed = catalog("kubeflow-org-mpijob-v2beta1")
     spec_only = plan(mpijob.resolve())
     (gang,) = spec_only.gangs
-    assert (gang.min_sub_group, gang.min_member) == (1, 2)
+    assert (gang.min_sub_group, gang.min_member) == (None, 2)  # launcher + workers, the launcher subtracted
     launcher = next(group for group in gang.sub_groups if group.name == "launcher")
     assert launcher.deferred is not None and "WaitForWorkersReady" in launcher.deferred
-    assert kai(spec_only)["minSubGroup"] == 1
+    assert kai(spec_only) == {"minMember": 2, "subGroups": [{"name": "worker", "minMember": 2}]}
     workers_only = [
         pod for pod in listed if pod["metadata"]["labels"].get("training.kubeflow.org/job-role") != "launcher"
     ]
@@ -317,7 +317,9 @@ def test_a_single_node_nimservice_needs_no_gang_and_a_multi_node_one_has_one_per
     gang_plan = plan(single.resolve(), listed)
     assert (gang_plan.gangs, gang_plan.no_gang) == ((), "not multi-node: each pod is scheduled on its own")
     assert gang_plan.unplaced == []
-    assert export(gang_plan, "kai") == []
+    assert export(plan(single.resolve()), "kai") == []
+    # KAI schedules every pod through a PodGroup: with the pods, one of minMember 1 each, as KAI's grouper makes
+    assert [pod_group["spec"] for pod_group in export(gang_plan, "kai")] == [{"minMember": 1}] * len(listed)
     multinode, pods_of = catalog("apps-nvidia-com-nimservice-v1alpha1/variants/multinode")
     (gang,) = plan(multinode.resolve(), pods_of).gangs
     assert [(group.name, group.min_member, len(group.pods)) for group in gang.sub_groups] == [

@@ -26,6 +26,7 @@ from workload_map.gang.exports import (
     WORKLOAD_API_VERSIONS,
     ExportFormat,
     export,
+    joined_pod,
     kueue_pod_sets,
     min_member_of,
     pod_join,
@@ -36,7 +37,7 @@ from workload_map.gang.exports import (
     to_workload_api,
 )
 from workload_map.gang.names import is_dns1123_label, is_dns1123_subdomain, to_dns1123_label
-from workload_map.gang.plan import plan
+from workload_map.gang.plan import no_gang_reason, plan
 from workload_map.gang.scale import role_counts, subtree_scale
 from workload_map.gang.schema import json_schema
 from workload_map.gang.summary import (
@@ -90,10 +91,12 @@ __all__ = [
     "infer_pod_component_instance",
     "is_dns1123_label",
     "is_dns1123_subdomain",
+    "joined_pod",
     "json_schema",
     "kai_pod_group_name",
     "kueue_pod_sets",
     "min_member_of",
+    "no_gang_reason",
     "plan",
     "pod_group_keys",
     "pod_grouping",

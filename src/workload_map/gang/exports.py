@@ -44,6 +44,7 @@ __all__ = [
     "WORKLOAD_API_VERSIONS",
     "ExportFormat",
     "export",
+    "joined_pod",
     "kueue_pod_sets",
     "min_member_of",
     "pod_join",
@@ -141,6 +142,19 @@ def _kai_tree_minimum(groups: list[dict[str, Any]], root_required: int) -> int:
 # --- KAI -----------------------------------------------------------------------------------------------------------
 
 
+def _existing_sub_groups(gang: Gang) -> list[SubGroupPlan]:
+    """The sub-groups KAI is told about: a deferred one (and what is under it) is not, until its pods exist (as
+    KAI's LWS grouper leaves the workers out while the leader waits)."""
+    left_out: set[str] = set()
+    present: list[SubGroupPlan] = []
+    for group in gang.sub_groups:  # parents come before their children
+        if group.deferred is not None or (group.parent is not None and group.parent in left_out):
+            left_out.add(group.name)
+            continue
+        present.append(group)
+    return present
+
+
 def _kai_sub_group(group: SubGroupPlan) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": group.name}
     if group.parent is not None:
@@ -154,21 +168,37 @@ def _kai_sub_group(group: SubGroupPlan) -> dict[str, Any]:
     return entry
 
 
+def solo_pod_group_name(pod: str) -> str:
+    """The KAI PodGroup of a pod whose workload needs no gang (a Deployment's replica): named after the pod."""
+    return join_name([pod]) or "pod"
+
+
 def to_kai(plan: GangPlan, *, queue: str | None = None, priority_class: str | None = None) -> list[dict[str, Any]]:
-    """One KAI `scheduling.run.ai/v2alpha2` PodGroup per gang, with the gang's tree as `spec.subGroups`.
+    """One KAI `scheduling.run.ai/v2alpha2` PodGroup per gang, with the gang's tree as `spec.subGroups`; for a
+    workload that needs no gang, one PodGroup of `minMember: 1` per given pod (KAI schedules every pod through one).
 
     Leaves carry `minMember`, parents `minSubGroup` (KAI allows one or the other on a sub-group), and a sub-group
     names its `parent`. The root asks for `spec.minSubGroup` (the top-level sub-groups required) or, when the plan
-    requires pods at the root, `spec.minMember` (the two are exclusive). A root min member of 0 (nothing to wait
-    for) leaves it unset, as KAI's schema requires at least 1. Pods join with the `pod-group-name` annotation and
+    requires pods at the root, `spec.minMember` (the two are exclusive; 0 is KAI's "no gang requirement", which its
+    CRD allows). Pods join with the `pod-group-name` annotation and
     their leaf's `kai.scheduler/subgroup-name` label (`pod_join`).
     """
     manifests = []
+    if plan.no_gang is not None:  # KAI schedules every pod through a PodGroup: each pod gets one of its own
+        for pod in plan.pods:
+            solo: dict[str, Any] = {"minMember": 1}
+            if queue:
+                solo["queue"] = queue
+            if priority_class:
+                solo["priorityClassName"] = priority_class
+            metadata = _metadata(plan, solo_pod_group_name(pod.name))
+            manifests.append({"apiVersion": KAI_API_VERSION, "kind": "PodGroup", "metadata": metadata, "spec": solo})
+        return manifests
     for gang in plan.gangs:
         spec: dict[str, Any] = {}
         if gang.sub_groups and gang.min_sub_group is not None:
             spec["minSubGroup"] = gang.min_sub_group
-        elif gang.min_member > 0:
+        else:  # 0 is KAI's "no gang requirement" (its CRD allows it since the scale-to-zero change)
             spec["minMember"] = gang.min_member
         if queue:
             spec["queue"] = queue
@@ -176,8 +206,9 @@ def to_kai(plan: GangPlan, *, queue: str | None = None, priority_class: str | No
             spec["priorityClassName"] = priority_class
         if gang.topology is not None:
             spec["topologyConstraint"] = _kai_topology(gang.topology)
-        if gang.sub_groups:
-            spec["subGroups"] = [_kai_sub_group(group) for group in gang.sub_groups]
+        present = _existing_sub_groups(gang)
+        if present:
+            spec["subGroups"] = [_kai_sub_group(group) for group in present]
         manifests.append(
             {"apiVersion": KAI_API_VERSION, "kind": "PodGroup", "metadata": _metadata(plan, gang.name), "spec": spec}
         )
@@ -535,4 +566,48 @@ def pod_join(
         raise ExportError(f"unknown export format {format!r}; use one of {', '.join(FORMATS)}")
     out["labels"] = labels
     out["annotations"] = annotations
+    return out
+
+
+def joined_pod(
+    plan: GangPlan,
+    pod: Mapping[str, Any],
+    format: str,
+    *,
+    queue: str | None = None,
+    workload_api_version: str = WORKLOAD_API_VERSIONS[0],
+) -> dict[str, Any]:
+    """A copy of `pod` carrying what joins it to its gang in `format` (`pod_join` for its gang and leaf
+    sub-group, from its membership in the plan). A pod the plan does not place is returned unchanged (a copy)."""
+    out: dict[str, Any] = copy.deepcopy(dict(pod))
+    metadata = out.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    name, namespace = metadata.get("name"), metadata.get("namespace") or ""
+    membership = next((m for m in plan.pods if m.name == name and (m.namespace or "") == namespace), None)
+    if membership is not None and plan.no_gang is not None and format == "kai" and isinstance(name, str):
+        out["metadata"] = metadata
+        annotations = metadata.get("annotations")
+        metadata["annotations"] = {
+            **(annotations if isinstance(annotations, dict) else {}),
+            KAI_POD_GROUP_ANNOTATION: solo_pod_group_name(name),
+        }
+        return out
+    if membership is None or membership.gang is None:
+        return out
+    join = pod_join(
+        plan,
+        membership.gang,
+        format,
+        sub_group=membership.sub_group,
+        queue=queue,
+        workload_api_version=workload_api_version,
+    )
+    out["metadata"] = metadata
+    for key in ("labels", "annotations"):
+        if join.get(key):
+            existing = metadata.get(key)
+            metadata[key] = {**(existing if isinstance(existing, dict) else {}), **join[key]}
+    if "spec" in join:
+        spec = out.get("spec")
+        out["spec"] = {**(spec if isinstance(spec, dict) else {}), **join["spec"]}
     return out

@@ -24,9 +24,10 @@ from workload_map.gang.errors import NoGangInstructions
 from workload_map.gang.scale import scale_mode
 from workload_map.gang.summary import StructureSummary
 from workload_map.gang.types import GangPlan
-from workload_map.resolve import Resolution
+from workload_map.model.gang_rules import gang_rules
+from workload_map.resolve import ExtractionError, Resolution
 
-__all__ = ["plan"]
+__all__ = ["no_gang_reason", "plan"]
 
 
 def _pods(pods: Any) -> list[Mapping[str, Any]]:
@@ -79,3 +80,23 @@ def plan(
         with_pods=pods is not None,
         no_gang=no_gang,
     )
+
+
+def no_gang_reason(resolution: Resolution) -> str | None:
+    """Why this object needs no gang, or None when it needs one: its definition has no gangScheduling, or the
+    `workloadmap.io/gang` annotation's `noGang` gives a reason for this object (a single-node NIMService).
+    Evaluates only that expression, not the plan; a `noGang` that cannot be read is left to `plan` to report."""
+    if not isinstance(resolution, Resolution):
+        raise ArgumentTypeError("the workload", "a Resolution (workload_map.resolve.resolve)", resolution)
+    if resolution.karta.gang_scheduling is None:
+        return f"definition {resolution.definition!r} has no gangScheduling"
+    annotations = resolution.karta.metadata.annotations if resolution.karta.metadata else None
+    rules = gang_rules(annotations)
+    if rules is None or rules.no_gang is None:
+        return None
+    try:
+        outputs = resolution.evaluate(rules.no_gang, field="noGang")
+    except ExtractionError:
+        return None
+    reason = outputs[0] if len(outputs) == 1 else None
+    return reason if isinstance(reason, str) and reason else None

@@ -67,6 +67,7 @@ class _Node:
     desired: dict[Role, int]
     deferred: str | None
     topology: Topology | None
+    after: str | None = None
     children: list[str] = field(default_factory=list)
     pods: list[str] = field(default_factory=list)
 
@@ -97,6 +98,7 @@ class _Tree:
         self.replica_selector = self._replica_selector()
         self.listed: list[_Listed] = []
         self.nodes: dict[str, _Node] = {}
+        self._after: dict[str, str | None] = {}
 
     # -- evaluation of the annotation's expressions on the workload
 
@@ -146,7 +148,8 @@ class _Tree:
     # -- the skeleton
 
     def gang_keys(self) -> list[str | None]:
-        """One gang per replica of the replicated component (from its scale), else one gang."""
+        """One gang per replica of the replicated component (from its scale), else one gang (with `gangKey`, the
+        pods' values name the gangs)."""
         if self.replicated is None:
             return [None]
         try:
@@ -172,6 +175,8 @@ class _Tree:
             self.listed.append(_Listed(component, rule, _topology(sub_group.topology, where)))
         for listed in self.listed:  # once every listed component is known (nesting depends on it)
             self._nodes_of(listed, names)
+        for name, after in self._after.items():
+            self.nodes[name].after = after
         self._nest()
 
     def _label(self, text: str, what: str) -> str:
@@ -226,6 +231,7 @@ class _Tree:
                 listed.by_instance[instance] = name
             listed.nodes.append(name)
             leaves = self._count(replicas[position], f"{here}.replicas")
+            self._after[name] = rule.after
             if leaves is None:
                 if explicit is None and total_min == 0 and rule.min_member is None:
                     raise MissingScaleError(component)
@@ -352,15 +358,17 @@ class _Tree:
     def gang(
         self,
         key: str | None,
+        *,
         base: str,
         placed: Mapping[str, list[str]],
         members_seen: Sequence[str],
         gang_topology: Topology | None,
+        scheduled: frozenset[str] = frozenset(),
     ) -> tuple[Gang, list[str]]:
         """The gang of one gang key, with the pods placed in each node; also the notes about deferred nodes."""
         nodes = {name: _copy(node, placed.get(name, [])) for name, node in self.nodes.items()}
         deferred_notes: list[str] = []
-        active = {name: self._active(nodes, name) for name in nodes}
+        active = {name: self._active(nodes, name, scheduled) for name in nodes}
         for name, node in nodes.items():
             if node.deferred is not None and not active[name]:
                 deferred_notes.append(f"sub-group {name} is deferred: {node.deferred}; not required until it exists")
@@ -452,13 +460,23 @@ class _Tree:
         )
         return gang, deferred_notes
 
-    def _active(self, nodes: Mapping[str, _Node], name: str) -> bool:
-        """Required now: not deferred, or deferred but with pods (anywhere under it) already there; and under an
-        active parent."""
+    def _active(self, nodes: Mapping[str, _Node], name: str, scheduled: frozenset[str] = frozenset()) -> bool:
+        """Required now: not deferred, or deferred but with pods (anywhere under it) already there, or deferred
+        `after` a sub-group whose pods are all scheduled; and under an active parent."""
         node = nodes[name]
-        if node.deferred is not None and not self._pods_under(nodes, name):
+        if (
+            node.deferred is not None
+            and not self._pods_under(nodes, name)
+            and not self._after_met(nodes, node, scheduled)
+        ):
             return False
-        return node.parent is None or self._active(nodes, node.parent)
+        return node.parent is None or self._active(nodes, node.parent, scheduled)
+
+    def _after_met(self, nodes: Mapping[str, _Node], node: _Node, scheduled: frozenset[str]) -> bool:
+        if node.after is None:
+            return False
+        waited = [pod for other in nodes.values() if other.component == node.after for pod in other.pods]
+        return bool(waited) and all(pod in scheduled for pod in waited)
 
     def _pods_under(self, nodes: Mapping[str, _Node], name: str) -> list[str]:
         node = nodes[name]
@@ -556,6 +574,7 @@ def _copy(node: _Node, pods: list[str]) -> _Node:
         desired=dict(node.desired),
         deferred=node.deferred,
         topology=node.topology,
+        after=node.after,
         children=list(node.children),
         pods=list(pods),
     )
@@ -602,14 +621,21 @@ def build(
     assert summary.gang is not None and summary.gang.pod_group is not None
     gang_topology = _topology(summary.gang.pod_group.topology, "gangScheduling.podGroup")
     tree.build_skeleton()
-    keys = tree.gang_keys()
+    keys: list[str | None] = tree.gang_keys()
     placements: list[tuple[PodMembership, str | None, str | None]] = []
+    scheduled: set[str] = set()
     if pods is not None:
         for pod in pods:
             placements.append(_place(tree, pod))
-        for _, key, _ in placements:
-            if key is not None and key not in keys and tree.replicated is not None:
-                keys.append(key)  # a replica the spec no longer asks for still has pods
+            spec = pod.get("spec")
+            if isinstance(spec, Mapping) and spec.get("nodeName"):
+                scheduled.add(pod_identity(pod)[0])
+        seen: list[str] = [pod_key for _, pod_key, _ in placements if pod_key is not None]
+        if tree.rules.gang_key is not None and seen:
+            keys = list(dict.fromkeys(seen))  # the gangs are the values the pods carry
+        for seen_key in seen:
+            if seen_key not in keys and tree.replicated is not None:
+                keys.append(seen_key)  # a replica the spec no longer asks for still has pods
     gangs: list[Gang] = []
     gang_of_key: dict[str | None, Gang] = {}
     for key in keys:
@@ -621,7 +647,14 @@ def build(
             members.append(membership.name)
             if node is not None:
                 placed.setdefault(node, []).append(membership.name)
-        gang, notes = tree.gang(key, base, placed, members, gang_topology)
+        gang, notes = tree.gang(
+            key,
+            base=base,
+            placed=placed,
+            members_seen=members,
+            gang_topology=gang_topology,
+            scheduled=frozenset(scheduled),
+        )
         for note in notes:
             builder.note(note)
         gangs.append(gang)
@@ -678,12 +711,22 @@ def _place(tree: _Tree, pod: Mapping[str, Any]) -> tuple[PodMembership, str | No
     query = PodQuerier(pod, policy=builder.resolution.policy)
     component: str | None = None
     instance: str | None = None
+    key: str | None = None
+    if tree.rules.gang_key is not None:
+        try:
+            key = query.single_string(tree.rules.gang_key, "gang key")
+        except SelectorError as error:
+            return PodMembership(name, namespace, error=f"pod {where}: {error}"), None, None
     try:
         component = infer_pod_component(query, summary)
         instance = infer_pod_component_instance(query, component, builder.resolution)
     except (GangError, ComponentNotFound) as error:
+        if tree.replicated is None and component is None:
+            # One gang holds every pod of the workload (KAI puts a RayJob's submitter in its PodGroup): a pod of
+            # no component is in it, in no sub-group.
+            tree.builder.note(f"pod {where} is of no component ({error}): in the gang, in no sub-group")
+            return PodMembership(name, namespace), key, None
         return PodMembership(name, namespace, component, instance, error=str(error)), None, None
-    key: str | None = None
     if tree.replica_selector is not None:
         try:
             key = query.extract_replica_key(tree.replica_selector)

@@ -10,6 +10,7 @@ metadata:
     workloadmap.io/gang: |
       noGang: <jq>                     # a string: this object needs no gang (the text says why); null: it does
       gangPerReplicaOf: group          # one gang per replica of this component (its replicaSelector places pods)
+      gangKey: <jq on the pod>         # or: one gang per value this gives on the pods (a CronJob's Job run)
       minMember: <jq>                  # root: the pods required, alongside the sub-groups (null: not set)
       minSubGroup: <jq>                # root: the top-level sub-groups required (null: every one not deferred)
       subGroups:
@@ -21,6 +22,7 @@ metadata:
           replicaKey: <jq on the pod>  # which replica a pod belongs to (required with replicas)
           minSubGroup: <jq>            # with replicas: the leaves required (null: all)
           deferred: <jq>               # a string: the controller creates these pods later (the text says when)
+          after: leader                # ... once every pod of this sub-group's component is scheduled
 ```
 
 Expressions on a sub-group see the workload and give one output per instance (in instance-id order, like the
@@ -48,9 +50,9 @@ __all__ = [
 GANG_RULES: Final = "workloadmap.io/gang"
 
 _ROOT_EXPRESSIONS: Final = ("noGang", "minMember", "minSubGroup")
-_ROOT_KEYS: Final = frozenset({"gangPerReplicaOf", "subGroups", *_ROOT_EXPRESSIONS})
+_ROOT_KEYS: Final = frozenset({"gangPerReplicaOf", "gangKey", "subGroups", *_ROOT_EXPRESSIONS})
 _GROUP_EXPRESSIONS: Final = ("minMember", "replicas", "replicaKey", "minSubGroup", "deferred")
-_GROUP_KEYS: Final = frozenset({"name", "perInstance", *_GROUP_EXPRESSIONS})
+_GROUP_KEYS: Final = frozenset({"name", "perInstance", "after", *_GROUP_EXPRESSIONS})
 _MAX_TEXT: Final = 64 * 1024
 
 
@@ -66,6 +68,7 @@ class SubGroupRule:
     replica_key: str | None = None
     min_sub_group: str | None = None
     deferred: str | None = None
+    after: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,7 @@ class GangRules:
     min_sub_group: str | None = None
     no_gang: str | None = None
     gang_per_replica_of: str | None = None
+    gang_key: str | None = None
     sub_groups: Mapping[str, SubGroupRule] = field(default_factory=dict)
 
 
@@ -99,6 +103,8 @@ def gang_rule_expressions(annotations: Mapping[str, str] | None) -> Iterator[tup
     for key, expression in root:
         if expression:
             yield f"{where}.{key}", expression, False
+    if rules.gang_key:
+        yield f"{where}.gangKey", rules.gang_key, True
     for component, rule in rules.sub_groups.items():
         here = f"{where}.subGroups.{component}"
         for key, expression in (
@@ -152,6 +158,9 @@ def _parse(text: str) -> tuple[GangRules | None, list[str]]:
     if per_replica is not None and (not isinstance(per_replica, str) or not per_replica):
         problems.append("gangPerReplicaOf: expected a component name")
         per_replica = None
+    gang_key = _expression(value.get("gangKey"), "gangKey", problems)
+    if gang_key is not None and per_replica is not None:
+        problems.append("gangKey and gangPerReplicaOf exclude each other (each splits the pods into gangs)")
     groups_in = value.get("subGroups")
     groups: dict[str, SubGroupRule] = {}
     if groups_in is not None and not isinstance(groups_in, dict):
@@ -168,6 +177,7 @@ def _parse(text: str) -> tuple[GangRules | None, list[str]]:
             min_sub_group=root["minSubGroup"],
             no_gang=root["noGang"],
             gang_per_replica_of=per_replica,
+            gang_key=gang_key,
             sub_groups=groups,
         ),
         [],
@@ -200,6 +210,12 @@ def _sub_group(component: Any, rule_in: Any, problems: list[str]) -> SubGroupRul
     found = {key: _expression(rule_in.get(key), f"{where}.{key}", problems) for key in _GROUP_EXPRESSIONS}
     if (found["replicas"] is None) != (found["replicaKey"] is None):
         problems.append(f"{where}: replicas and replicaKey go together (a leaf per replica, and how a pod names it)")
+    after = rule_in.get("after")
+    if after is not None and (not isinstance(after, str) or not after):
+        problems.append(f"{where}.after: expected a sub-group component name")
+        after = None
+    if after is not None and found["deferred"] is None:
+        problems.append(f"{where}.after: needs deferred (it says when a deferred sub-group is required)")
     if found["minSubGroup"] is not None and found["replicas"] is None:
         problems.append(f"{where}.minSubGroup: needs replicas (the leaves it counts)")
     return SubGroupRule(
@@ -211,6 +227,7 @@ def _sub_group(component: Any, rule_in: Any, problems: list[str]) -> SubGroupRul
         replica_key=found["replicaKey"],
         min_sub_group=found["minSubGroup"],
         deferred=found["deferred"],
+        after=after,
     )
 
 

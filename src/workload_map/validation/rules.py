@@ -567,7 +567,14 @@ def _gang_annotation(karta: Karta, components: dict[str, ComponentDefinition]) -
         )
         return
     listed = {sub.component_name for sub in pod_group.sub_groups or ()}
-    for component in rules.sub_groups:
+    for component, rule in rules.sub_groups.items():
+        if rule.after is not None and rule.after not in listed:
+            yield Finding(
+                ERROR,
+                f"{where}.subGroups.{component}.after",
+                f"{rule.after} is not a sub-group: after names the listed component the deferred pods wait for",
+                "gang-annotation",
+            )
         if component not in listed:
             yield Finding(
                 ERROR,

@@ -47,6 +47,7 @@ from workload_map.cli.pipeline import (
     unread_error,
 )
 from workload_map.cli.plans import GangOptions, gang_documents, write_documents
+from workload_map.gang import no_gang_reason
 from workload_map.pods import OwnerChains
 
 OUTPUT = OutputSpec("gang", ("yaml", "json", "text"))
@@ -281,11 +282,12 @@ def gang(
         scoped = list(_scope_pods(workloads, pods, owners, report))
     documents: list[dict[str, Any]] = []
     pairs = list(zip(workloads, scoped, strict=True))
-    plannable = [pair for pair in pairs if pair[0].resolution.karta.gang_scheduling is not None]
-    if plannable and len(plannable) < len(pairs):  # e.g. a JobSet with its pods in one file: skip the bare Pods
-        skipped = [_short(workload) for workload, _ in pairs if workload.resolution.karta.gang_scheduling is None]
+    reasons = [no_gang_reason(workload.resolution) for workload, _ in pairs]
+    plannable = [pair for pair, reason in zip(pairs, reasons, strict=True) if reason is None]
+    if plannable and len(plannable) < len(pairs):  # e.g. a JobSet with its pods in one file: skip the Pods
+        skipped = [_short(workload) for (workload, _), reason in zip(pairs, reasons, strict=True) if reason]
         shown = ", ".join(skipped[:10]) + (f", and {len(skipped) - 10} more" if len(skipped) > 10 else "")
-        state().note(f"skipped {len(skipped)} object{'s' * (len(skipped) != 1)} without gang instructions: {shown}")
+        state().note(f"skipped {len(skipped)} object{'s' * (len(skipped) != 1)} that need no gang: {shown}")
         pairs = plannable
     for workload, pods_of in pairs:
         documents.extend(gang_documents(workload, pods_of, options, report))
