@@ -169,6 +169,14 @@ def connection_settings(
         token=connection.token,
         insecure_skip_tls_verify=connection.insecure_skip_tls_verify,
         request_timeout=timeout,
+        impersonate=connection.impersonate,
+        impersonate_groups=tuple(connection.impersonate_groups),
+        impersonate_uid=connection.impersonate_uid,
+        certificate_authority=connection.certificate_authority,
+        client_certificate=connection.client_certificate,
+        client_key=connection.client_key,
+        tls_server_name=connection.tls_server_name,
+        disable_compression=connection.disable_compression,
     )
 
 

@@ -202,6 +202,14 @@ class ConnectionOptions:
     token: str | None = None
     request_timeout: str | None = None
     insecure_skip_tls_verify: bool = False
+    impersonate: str | None = None
+    impersonate_groups: tuple[str, ...] = ()
+    impersonate_uid: str | None = None
+    certificate_authority: str | None = None
+    client_certificate: str | None = None
+    client_key: str | None = None
+    tls_server_name: str | None = None
+    disable_compression: bool = False
 
 
 _CONNECTION_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
@@ -213,6 +221,12 @@ _CONNECTION_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("-s", "--server"), "server", "The address of the Kubernetes API server."),
     (("--token",), "token", "Bearer token for the API server."),
     (("--request-timeout",), "request_timeout", "How long to wait for one request (e.g. 10s, 1m; 0: no limit)."),
+    (("--as",), "impersonate", "The user to act as (impersonation)."),
+    (("--as-uid",), "impersonate_uid", "The UID to act as (with --as)."),
+    (("--certificate-authority",), "certificate_authority", "A CA file to check the server's certificate with."),
+    (("--client-certificate",), "client_certificate", "A client certificate file to authenticate with."),
+    (("--client-key",), "client_key", "The key file of --client-certificate."),
+    (("--tls-server-name",), "tls_server_name", "The server name to send and check the certificate against."),
 )
 
 
@@ -222,6 +236,19 @@ def connection_options(f: F) -> F:
     decorated: Any = f
     for names, dest, help_text in reversed(_CONNECTION_FLAGS):
         decorated = click.option(*names, f"conn_{dest}", default=None, help=help_text, metavar="TEXT")(decorated)
+    decorated = click.option(
+        "--as-group",
+        "conn_impersonate_groups",
+        multiple=True,
+        metavar="TEXT",
+        help="A group to act as (with --as; repeatable).",
+    )(decorated)
+    decorated = click.option(
+        "--disable-compression",
+        "conn_disable_compression",
+        is_flag=True,
+        help="Ask the server for uncompressed answers.",
+    )(decorated)
     decorated = click.option(
         "--insecure-skip-tls-verify",
         "conn_insecure_skip_tls_verify",

@@ -156,7 +156,12 @@ class AsyncApiClient(Recorder):
         start = time.perf_counter()
         try:
             async with self._http.stream(
-                call.method, call.path, params=dict(call.params or {}), headers=call.headers, content=call.body
+                call.method,
+                call.path,
+                params=dict(call.params or {}),
+                headers=call.headers,
+                content=call.body,
+                extensions=self.context.request_extensions,
             ) as response:
                 status = response.status_code
                 self._declared_too_large(call, status, response.headers.get("content-length"), start)
@@ -180,7 +185,12 @@ class AsyncApiClient(Recorder):
         size = 0
         try:
             async with self._http.stream(
-                call.method, call.path, params=dict(call.params or {}), headers=call.headers, timeout=timeout
+                call.method,
+                call.path,
+                params=dict(call.params or {}),
+                headers=call.headers,
+                timeout=timeout,
+                extensions=self.context.request_extensions,
             ) as response:
                 status = response.status_code
                 if status >= 400:

@@ -132,7 +132,7 @@ def http_settings(context: KubeContext, user_agent: str) -> tuple[Any, dict[str,
         "verify": verify,
         "auth": auth,
         "timeout": http_mod.Timeout(context.request_timeout),
-        "headers": {"User-Agent": user_agent},
+        "headers": [("User-Agent", user_agent), *context.extra_headers],
         "trust_env": True,
     }
 
@@ -247,7 +247,12 @@ class ApiClient(Recorder):
         start = time.perf_counter()
         try:
             with self._http.stream(
-                call.method, call.path, params=dict(call.params or {}), headers=call.headers, content=call.body
+                call.method,
+                call.path,
+                params=dict(call.params or {}),
+                headers=call.headers,
+                content=call.body,
+                extensions=self.context.request_extensions,
             ) as response:
                 status = response.status_code
                 self._declared_too_large(call, status, response.headers.get("content-length"), start)

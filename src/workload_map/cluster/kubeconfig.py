@@ -57,6 +57,22 @@ class ConnectionSettings:
     insecure_skip_tls_verify: bool = False
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
     """Seconds per request; None waits forever (`--request-timeout 0`)."""
+    impersonate: str | None = None
+    """`--as`: the user to act as (`Impersonate-User`)."""
+    impersonate_groups: tuple[str, ...] = ()
+    """`--as-group` (repeatable; needs `--as`)."""
+    impersonate_uid: str | None = None
+    """`--as-uid` (needs `--as`)."""
+    certificate_authority: str | None = None
+    """`--certificate-authority`: a CA file, in place of the kubeconfig cluster's."""
+    client_certificate: str | None = None
+    """`--client-certificate`: a client certificate file, in place of the kubeconfig user's credentials."""
+    client_key: str | None = None
+    """`--client-key`: the key of `--client-certificate`."""
+    tls_server_name: str | None = None
+    """`--tls-server-name`: the name sent (SNI) and checked in the server's certificate, in place of the URL's host."""
+    disable_compression: bool = False
+    """`--disable-compression`: ask for uncompressed answers (`Accept-Encoding: identity`)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +88,29 @@ class KubeContext:
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
     namespace_from_flag: bool = False
     server_from_flag: bool = False
+    impersonate: str | None = None
+    impersonate_groups: tuple[str, ...] = ()
+    impersonate_uid: str | None = None
+    tls_server_name: str | None = None
+    disable_compression: bool = False
+
+    @property
+    def extra_headers(self) -> list[tuple[str, str]]:
+        """The headers every request carries besides the credentials: impersonation, compression."""
+        headers: list[tuple[str, str]] = []
+        if self.impersonate:
+            headers.append(("Impersonate-User", self.impersonate))
+            headers.extend(("Impersonate-Group", group) for group in self.impersonate_groups)
+            if self.impersonate_uid:
+                headers.append(("Impersonate-Uid", self.impersonate_uid))
+        if self.disable_compression:
+            headers.append(("Accept-Encoding", "identity"))
+        return headers
+
+    @property
+    def request_extensions(self) -> dict[str, str]:
+        """httpx request extensions: the TLS server name (SNI and the certificate check) of `--tls-server-name`."""
+        return {"sni_hostname": self.tls_server_name} if self.tls_server_name else {}
 
     @property
     def server_source(self) -> str:
@@ -250,8 +289,30 @@ def load_context(settings: ConnectionSettings, environ: Mapping[str, str] | None
         cluster = msgspec.structs.replace(cluster, server=settings.server)
     if settings.insecure_skip_tls_verify:
         cluster = msgspec.structs.replace(cluster, insecure=True, certificate_auth=None, certificate_auth_data=None)
+    if settings.certificate_authority and settings.insecure_skip_tls_verify:
+        raise KubeconfigError(
+            "--certificate-authority cannot be combined with --insecure-skip-tls-verify", hint="give one of them"
+        )
+    if settings.certificate_authority:
+        cluster = msgspec.structs.replace(
+            cluster,
+            certificate_auth=_existing(settings.certificate_authority, "--certificate-authority"),
+            certificate_auth_data=None,
+            insecure=False,
+        )
     if settings.token:
         user = User(token=settings.token)
+    if settings.client_certificate or settings.client_key:
+        if not (settings.client_certificate and settings.client_key):
+            raise KubeconfigError("--client-certificate and --client-key go together", hint="give both, or neither")
+        user = User(
+            client_cert=_existing(settings.client_certificate, "--client-certificate"),
+            client_key=_existing(settings.client_key, "--client-key"),
+        )
+    if (settings.impersonate_groups or settings.impersonate_uid) and not settings.impersonate:
+        raise KubeconfigError(
+            "--as-group and --as-uid need --as (the user to act as)", hint="e.g. --as jane --as-group devs"
+        )
     namespace = settings.namespace or context.namespace or DEFAULT_NAMESPACE
     single = SingleConfig(
         context_name=context_name,
@@ -270,4 +331,17 @@ def load_context(settings: ConnectionSettings, environ: Mapping[str, str] | None
         request_timeout=settings.request_timeout,
         namespace_from_flag=bool(settings.namespace),
         server_from_flag=bool(settings.server),
+        impersonate=settings.impersonate or None,
+        impersonate_groups=tuple(settings.impersonate_groups),
+        impersonate_uid=settings.impersonate_uid or None,
+        tls_server_name=settings.tls_server_name or None,
+        disable_compression=settings.disable_compression,
     )
+
+
+def _existing(path: str, flag: str) -> str:
+    """An absolute path to a file a flag names; `KubeconfigError` when there is none."""
+    found = Path(path).expanduser()
+    if not found.is_file():
+        raise KubeconfigError(f"{flag} {path}: no such file")
+    return str(found.resolve())
