@@ -270,6 +270,19 @@ def test_get_watch_prints_the_table_then_a_row_per_change(
     assert "Traceback" not in stderr
 
 
+def test_get_watch_with_custom_columns(
+    api_server: ApiServer, namespace: str, run_stream: Callable[..., Stream]
+) -> None:
+    make_web(api_server, namespace)
+    stream = run_stream("get", "deployments", "-w", "-o", "custom-columns=N:.name,P:.phase", namespace=namespace)
+    assert stream.next_line().split() == ["N", "P"]
+    assert stream.next_line().split() == ["web", "Initializing"]
+    scale(api_server, namespace, 3)
+    assert stream.next_line().split() == ["web", "Initializing"]  # the row again, without the header
+    code, _ = stream.interrupt()
+    assert code == 0
+
+
 def test_get_watch_with_all_types_is_a_usage_error(api_server: ApiServer, tmp_path: Path) -> None:
     result = make_wmap(api_server, tmp_path).installed("get", "--all-types", "-w")
     assert result.code == 2

@@ -442,6 +442,7 @@ def watch_rows(
     poll_interval: float,
     fmt: str,
     headers_row: bool,
+    printer: TemplatedFormat | None = None,
 ) -> None:
     """`get TYPE -w` (kubectl's meaning): the rows of the first LIST, then one row per change (a deleted workload's
     last state too); with -o json|yaml, one event per object (`{"type": "ADDED", "object": {...}}`), the first LIST's
@@ -474,6 +475,7 @@ def watch_rows(
                 namespaces=columns["namespaces"],
                 types=False,
                 headers_row=headers_row and first,
+                printer=printer,
             )
         out.flush()
 
@@ -593,6 +595,7 @@ def get(
                 poll_interval=poll_interval,
                 fmt=fmt,
                 headers_row=not no_headers,
+                printer=printer,
             )
             return
         found: list[Row] | None = []
