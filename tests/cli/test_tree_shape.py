@@ -8,9 +8,10 @@ from fractions import Fraction
 from pathlib import Path
 
 import yaml
+from msgspec.structs import replace
 
 from tests.cli.helpers import REPO, invoke, write
-from workload_map import load_definitions, validate
+from workload_map import GVK, load_definitions, validate
 from workload_map.cli.render.shape import Row, merged_name, shape, table_names
 from workload_map.cli.render.text import plain
 from workload_map.cli.render.tree import Origin, render_workload
@@ -248,3 +249,57 @@ def test_malformed_display_names_are_a_validation_error_and_unknown_components_a
         ("error", "display-names", "'workload-main': the display name must be a non-empty string"),
         ("warning", "display-name-component", "'nope' is not a component of this definition"),
     ]
+
+
+# --- objects per instance (workloadmap.io/copies) ----------------------------------------------------------------
+
+
+def test_copies_say_how_many_objects_of_the_kind_a_row_stands_for() -> None:
+    job = GVK(group="batch", version="v1", kind="Job")
+    workers = replace(node("workers", component="replicatedjob", instance="workers", desired=8), kind=job)
+    driver = replace(node("driver", component="replicatedjob", instance="driver", desired=1), kind=job)
+    tree = view(node("replicatedjob", driver, workers))
+    copies = {("replicatedjob", "workers"): 2, ("replicatedjob", "driver"): 1}
+    assert names(shape(tree, copies=copies)) == ["driver", "workers (2 x Job of 4 pods)"]
+    assert names(shape(tree)) == ["driver", "workers"]
+
+
+JOBSET_DEFINITION = REPO / "src" / "workload_map" / "catalog" / "definitions" / "jobset-x-k8s-io-jobset-v1alpha2.yaml"
+
+
+def _jobset_with_copies(tmp_path: Path, value: str) -> str:
+    definition = yaml.safe_load(JOBSET_DEFINITION.read_text(encoding="utf-8"))
+    definition["metadata"]["annotations"]["workloadmap.io/copies"] = value
+    return write(tmp_path / "jobset.yaml", yaml.safe_dump(definition, sort_keys=False))
+
+
+def test_the_jobset_example_reads_two_jobs_of_four_pods(tmp_path: Path) -> None:
+    result = invoke(["describe", "-f", str(REPO / "examples" / "jobset.yaml")], home=tmp_path)
+    assert "`-- workers   replicas: 8 (2 x Job of 4 pods)   gpu: 8" in result.stdout.splitlines()
+
+
+def test_copies_that_do_not_give_one_number_per_instance_are_a_warning_and_show_nothing(tmp_path: Path) -> None:
+    local = _jobset_with_copies(tmp_path, '{"replicatedjob": ".spec.replicatedJobs[0].replicas"}')
+    result = invoke(["describe", "-f", str(REPO / "examples" / "jobset.yaml"), "--definitions", local], home=tmp_path)
+    assert result.code == 0
+    assert "x Job of" not in result.stdout
+    assert (
+        'metadata.annotations["workloadmap.io/copies"].replicatedjob gave 1 values for 2 instances, not one '
+        "positive whole number each; the tree shows no copies of replicatedjob" in result.stderr
+    )
+    failing = _jobset_with_copies(tmp_path, '{"replicatedjob": ".spec.replicatedJobs[] | error(\\"no\\")"}')
+    result = invoke(["describe", "-f", str(REPO / "examples" / "jobset.yaml"), "--definitions", failing], home=tmp_path)
+    assert "x Job of" not in result.stdout
+    assert 'metadata.annotations["workloadmap.io/copies"].replicatedjob: ' in result.stderr
+    assert "the tree shows no copies of replicatedjob" in result.stderr
+
+
+def test_malformed_copies_are_validation_errors(tmp_path: Path) -> None:
+    cases = {
+        "[1]": ("error", "copies"),
+        '{"replicatedjob": ".spec | ("}': ("error", "copies"),
+        '{"nope": ".spec.replicas"}': ("warning", "copies-component"),
+    }
+    for value, wanted in cases.items():
+        karta = load_definitions(_jobset_with_copies(tmp_path, value))[0]
+        assert [(f.severity, f.rule) for f in validate(karta) if f.rule.startswith("copies")] == [wanted], value

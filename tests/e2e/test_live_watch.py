@@ -236,6 +236,26 @@ def test_watch_forbidden_by_rbac_falls_back_to_polling(
     assert "polling with a LIST every 0.5s" in stderr
 
 
+def test_an_owner_kind_that_cannot_be_read_is_a_warning(
+    api_server: ApiServer, namespace: str, run_stream: Callable[..., Stream]
+) -> None:
+    if api_server.restricted_kubeconfig is None:
+        pytest.skip("no restricted kubeconfig")
+    make_web(api_server, namespace)
+    verbs = ("get", "list", "watch")
+    grant(api_server, namespace, read_rules(("apps", "deployments"), ("", "pods"), verbs=verbs))  # no replicasets
+    stream = run_stream(
+        "watch", "deployment/web", "-o", "json", namespace=namespace, kubeconfig=api_server.restricted_kubeconfig
+    )
+    view = stream.next_json()
+    assert (desired(view), current(view)) == (2, 0)  # the pod is there, but not attributed through its ReplicaSet
+    scale(api_server, namespace, 3)
+    assert desired(stream.next_json(lambda doc: desired(doc) == 3)) == 3  # the watch goes on
+    code, stderr = stream.interrupt()
+    assert code == 0
+    assert "warning: cannot read ReplicaSet objects (not allowed to list replicasets.apps in namespace" in stderr
+
+
 # --- wmap get -w ----------------------------------------------------------------------------------------------
 
 

@@ -19,8 +19,9 @@ from workload_map.cli.render import machine
 from workload_map.cli.render.fmt import accelerator_labels, cpu_text, memory_text
 from workload_map.cli.render.text import Line, write_lines
 from workload_map.cli.render.tree import Origin, TreeOptions, render_workload
-from workload_map.model.extensions import display_names
+from workload_map.model.extensions import COPIES, copies_expressions, display_names
 from workload_map.pods import Owners, attribute
+from workload_map.resolve import ResolveError
 from workload_map.view import SCHEMA_VERSION, WorkloadView, build_view
 
 LIST_KIND = "WorkloadViewList"
@@ -42,10 +43,12 @@ def tree_origin(workload: ResolvedWorkload) -> Origin:
     what the definition found nothing of (`_unread`)."""
     empty, no_template = _unread(workload)
     metadata_of = workload.workload.definition.metadata
-    display = display_names(metadata_of.annotations if metadata_of else None)
+    annotations = metadata_of.annotations if metadata_of else None
+    display = display_names(annotations)
+    copies = _copies(workload, copies_expressions(annotations))
     manifest = workload.manifest
     if manifest is None:
-        return Origin(empty_components=empty, no_pod_template=no_template, display_names=display)
+        return Origin(empty_components=empty, no_pod_template=no_template, display_names=display, copies=copies)
     metadata = manifest.value.get("metadata") if isinstance(manifest.value, dict) else None
     generated = isinstance(metadata, dict) and not metadata.get("name") and bool(metadata.get("generateName"))
     return Origin(
@@ -56,7 +59,38 @@ def tree_origin(workload: ResolvedWorkload) -> Origin:
         empty_components=empty,
         no_pod_template=no_template,
         display_names=display,
+        copies=copies,
     )
+
+
+def _copies(workload: ResolvedWorkload, expressions: Mapping[str, str]) -> dict[tuple[str, str], int]:
+    """(component, instance id) -> how many objects of its kind the instance stands for, from the definition's
+    `workloadmap.io/copies` expressions (evaluated under the workload's policy, once each). An expression that
+    fails, or does not give one positive whole number per instance, is a warning and shows no copies."""
+    found: dict[tuple[str, str], int] = {}
+    if not expressions:
+        return found
+    components = {component.name: component for component in workload.resolution}
+    for name, expression in expressions.items():
+        component = components.get(name)
+        if component is None:
+            continue  # validation warns of an unknown component
+        where = f'metadata.annotations["{COPIES}"].{name}'
+        try:
+            outputs = workload.resolution.evaluate(expression, field=where)
+        except ResolveError as exc:
+            state().warn(f"{workload.label}: {where}: {exc}; the tree shows no copies of {name}")
+            continue
+        ids = component.instance_ids
+        counts = [value for value in outputs if isinstance(value, int) and not isinstance(value, bool) and value > 0]
+        if len(counts) != len(outputs) or len(counts) != len(ids):
+            state().warn(
+                f"{workload.label}: {where} gave {len(outputs)} values for {len(ids)} instances, not one positive "
+                f"whole number each; the tree shows no copies of {name}"
+            )
+            continue
+        found.update({(name, instance_id): count for instance_id, count in zip(ids, counts, strict=True)})
+    return found
 
 
 def _unread(workload: ResolvedWorkload) -> tuple[tuple[str, ...], frozenset[tuple[str, str]]]:

@@ -212,7 +212,18 @@ class LiveWatch:
                 await informer.run()
             except asyncio.CancelledError:
                 raise
-            except BaseException as exc:
+            except ClusterError as exc:
+                if source != "owners":
+                    queue.put_nowait(_Item(source, error=exc))
+                    return
+                # An owner kind that cannot be read costs only the pods owned through it, as in describe.
+                if self.on_warning is not None:
+                    self.on_warning(
+                        f"cannot read {resource.kind} objects ({exc.message}); pods owned through them are not "
+                        "attributed to the workload"
+                    )
+                queue.put_nowait(_Item(source, synced=True))
+            except BaseException as exc:  # handed to the consumer, who raises it
                 queue.put_nowait(_Item(source, error=exc))
 
         self._pending_sync += 1

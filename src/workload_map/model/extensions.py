@@ -24,6 +24,11 @@ themselves stay plain jq paths, so write-back still works.
 `workloadmap.io/display-names`: what the text outputs call a component (the tree, the resources table), a JSON
 object of component name to display name (`{"workload-worker": "decode-worker"}`); the view and its JSON keep the
 component names.
+
+`workloadmap.io/copies`: how many objects of its kind each instance of a component stands for, when one scale path
+counts objects times pods (a JobSet's replicatedJob: `replicas` Jobs of `parallelism` pods): a JSON object of
+component name to a jq expression that gives one number per instance, in instance order
+(`{"replicatedjob": ".spec.replicatedJobs[]? | .replicas // 1"}`); the text outputs then say `2 x Job of 4 pods`.
 """
 
 from __future__ import annotations
@@ -35,12 +40,15 @@ from dataclasses import dataclass, field
 from typing import Final
 
 __all__ = [
+    "COPIES",
     "DISPLAY_NAMES",
     "RESOURCES_SHAPE",
     "RESOURCES_SHAPE_LIST",
     "RESOURCE_ALIASES",
     "ResourceAlias",
     "ResourceAliases",
+    "copies_expressions",
+    "copies_problems",
     "display_name_problems",
     "display_names",
     "is_valid_resource_name",
@@ -68,7 +76,37 @@ def display_name_problems(annotations: Mapping[str, str] | None) -> list[str]:
 
 
 def _display(annotations: Mapping[str, str] | None) -> tuple[dict[str, str], list[str]]:
-    raw = (annotations or {}).get(DISPLAY_NAMES)
+    names, problems = _string_map(annotations, DISPLAY_NAMES, "display name", '{"worker": "decode-worker"}')
+    kept: dict[str, str] = {}
+    for component, shown in names.items():
+        if len(shown) > MAX_DISPLAY_NAME or any(not char.isprintable() for char in shown):
+            problems.append(f"{component!r}: a display name is at most {MAX_DISPLAY_NAME} printable characters")
+        else:
+            kept[component] = shown
+    return kept, problems
+
+
+COPIES: Final = "workloadmap.io/copies"
+
+
+def copies_expressions(annotations: Mapping[str, str] | None) -> dict[str, str]:
+    """Component name -> the jq expression of `workloadmap.io/copies` (one number per instance); lenient, as
+    `display_names`."""
+    return _string_map(
+        annotations, COPIES, "jq expression", '{"replicatedjob": ".spec.replicatedJobs[]? | .replicas"}'
+    )[0]
+
+
+def copies_problems(annotations: Mapping[str, str] | None) -> list[str]:
+    """What is wrong with `workloadmap.io/copies`, one message per problem."""
+    return _string_map(annotations, COPIES, "jq expression", "")[1]
+
+
+def _string_map(
+    annotations: Mapping[str, str] | None, key: str, what: str, example: str
+) -> tuple[dict[str, str], list[str]]:
+    """A JSON object of component name to a non-empty string, from the annotation `key`."""
+    raw = (annotations or {}).get(key)
     if raw is None:
         return {}, []
     try:
@@ -76,17 +114,16 @@ def _display(annotations: Mapping[str, str] | None) -> tuple[dict[str, str], lis
     except ValueError as exc:
         return {}, [f"not JSON: {exc}"]
     if not isinstance(value, dict):
-        return {}, ['a JSON object of component name to display name, e.g. {"worker": "decode-worker"}']
-    names: dict[str, str] = {}
+        shown = f", e.g. {example}" if example else ""
+        return {}, [f"a JSON object of component name to {what}{shown}"]
+    found: dict[str, str] = {}
     problems: list[str] = []
-    for component, shown in value.items():
-        if not isinstance(shown, str) or not shown.strip():
-            problems.append(f"{component!r}: the display name must be a non-empty string")
-        elif len(shown) > MAX_DISPLAY_NAME or any(not char.isprintable() for char in shown):
-            problems.append(f"{component!r}: a display name is at most {MAX_DISPLAY_NAME} printable characters")
+    for component, text in value.items():
+        if not isinstance(text, str) or not text.strip():
+            problems.append(f"{component!r}: the {what} must be a non-empty string")
         else:
-            names[component] = shown.strip()
-    return names, problems
+            found[component] = text.strip()
+    return found, problems
 
 
 @dataclass(frozen=True, slots=True)

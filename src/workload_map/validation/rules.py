@@ -25,8 +25,11 @@ from workload_map.model import (
     TopologyConstraint,
 )
 from workload_map.model.extensions import (
+    COPIES,
     DISPLAY_NAMES,
     RESOURCE_ALIASES,
+    copies_expressions,
+    copies_problems,
     display_name_problems,
     display_names,
     is_valid_resource_name,
@@ -35,7 +38,7 @@ from workload_map.model.extensions import (
 )
 from workload_map.model.gang_rules import GANG_RULES, gang_rule_problems, gang_rules
 from workload_map.validation.findings import ERROR, WARNING, Finding
-from workload_map.validation.jqcheck import jq_findings
+from workload_map.validation.jqcheck import expression_problems, jq_findings
 from workload_map.validation.labels import label_key_problems, label_value_problems
 
 STRUCTURE = "spec.structureDefinition"
@@ -71,6 +74,7 @@ RULES: dict[str, str] = {
     "topology": "error",
     "resource-alias": "error",
     "display-names": "error",
+    "copies": "error",
     "matcher-without-phase": "warning",
     "matcher-without-conditions": "warning",
     "status-definition-not-root": "warning",
@@ -79,6 +83,7 @@ RULES: dict[str, str] = {
     "gang-both-formats": "warning",
     "resource-name": "warning",
     "display-name-component": "warning",
+    "copies-component": "warning",
 }
 
 
@@ -113,6 +118,7 @@ def validate(karta: Karta) -> list[Finding]:
     findings += _additional_kinds(karta)
     findings += _resource_annotations(karta)
     findings += _display_names(karta, {c.name for _, c in components})
+    findings += _copies(karta, {c.name for _, c in components})
     findings += _gang_annotation(karta, {c.name: c for _, c in components})
     gang = karta.gang_scheduling
     if gang is not None:
@@ -607,6 +613,19 @@ def _display_names(karta: Karta, components: set[str]) -> Iterator[Finding]:
             yield Finding(
                 WARNING, where, f"{component!r} is not a component of this definition", "display-name-component"
             )
+
+
+def _copies(karta: Karta, components: set[str]) -> Iterator[Finding]:
+    """`workloadmap.io/copies` (docs/definitions.md, "Extensions"): well formed, jq that parses, components."""
+    annotations = karta.metadata.annotations if karta.metadata else None
+    where = f'metadata.annotations["{COPIES}"]'
+    for message in copies_problems(annotations):
+        yield Finding(ERROR, where, message, "copies")
+    for component, expression in copies_expressions(annotations).items():
+        if component not in components:
+            yield Finding(WARNING, where, f"{component!r} is not a component of this definition", "copies-component")
+        for _, message in expression_problems(expression):
+            yield Finding(ERROR, f"{where}.{component}", message, "copies")
 
 
 def _resource_annotations(karta: Karta) -> Iterator[Finding]:

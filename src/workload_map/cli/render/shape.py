@@ -14,6 +14,8 @@ Driven by the view's structure only, never by kind or component names:
   when it groups children) says how many, `replicas: 6 (2 x 3 pods)`.
 * **Display names**: a definition's `workloadmap.io/display-names` names component nodes before the rules above
   apply (an instance keeps its id).
+* **Objects**: a definition's `workloadmap.io/copies` says how many objects of its kind each instance stands for
+  (a JobSet's replicatedJob of 2 Jobs of 4 pods): the row then reads `8 (2 x Job of 4 pods)`.
 * **Names in the resources table** are the tree's; two rows with the same name are told apart by their parent's
   (`decode/worker`, `prefill/worker`).
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -42,15 +44,18 @@ class Row:
     copies: int = 1
     children: tuple[Row, ...] = ()
     parent_name: str = field(default="", compare=False)
+    unit: str = ""  # the kind of object each copy is, when the definition says (workloadmap.io/copies)
 
     @property
     def multiplicity(self) -> str:
-        """`2 x 3 pods` when the row's pods come in several equal copies, else ""."""
+        """`2 x 3 pods` (`2 x Job of 4 pods` when each copy is an object of a known kind) when the row's pods come
+        in several equal copies, else ""."""
         desired = self.node.replicas.desired
         if self.copies <= 1 or not desired or desired % self.copies:
             return ""
         each = desired // self.copies
-        return f"{self.copies} x {each} pod{'s' * (each != 1)}"
+        pods = f"{each} pod{'s' * (each != 1)}"
+        return f"{self.copies} x {self.unit} of {pods}" if self.unit else f"{self.copies} x {pods}"
 
 
 def _own_nothing(node: ComponentView) -> bool:
@@ -88,12 +93,16 @@ def _droppable(row: Row) -> bool:
     return bool(row.children) and _own_nothing(row.node) and row.copies <= 1
 
 
-def _rows(nodes: Sequence[ComponentView], above: int, parent_name: str, display: Mapping[str, str]) -> tuple[Row, ...]:
-    rows = tuple(_row(node, above, parent_name, display) for node in nodes)
+@dataclass(frozen=True)
+class _Hints:
+    display: Mapping[str, str]
+    copies: Mapping[tuple[str, str], int]
+
+
+def _rows(nodes: Sequence[ComponentView], above: int, parent_name: str, hints: _Hints) -> tuple[Row, ...]:
+    rows = tuple(_row(node, above, parent_name, hints) for node in nodes)
     while len(rows) == 1 and _droppable(rows[0]):
-        rows = tuple(
-            Row(child.name, child.node, child.copies, child.children, parent_name) for child in rows[0].children
-        )
+        rows = tuple(replace(child, parent_name=parent_name) for child in rows[0].children)
     return rows
 
 
@@ -102,22 +111,31 @@ def _shown(node: ComponentView, display: Mapping[str, str]) -> str:
     return node.name if node.instance is not None else display.get(node.component, node.name)
 
 
-def _row(node: ComponentView, above: int, parent_name: str, display: Mapping[str, str]) -> Row:
+def _row(node: ComponentView, above: int, parent_name: str, hints: _Hints) -> Row:
     """`above`: the product of the scales of the nodes above `node`."""
-    name = _shown(node, display)
+    name = _shown(node, hints.display)
     while len(node.children) == 1 and _own_nothing(node):
         above *= _scale(node)
         node = node.children[0]
-        name = merged_name(name, _shown(node, display))
+        name = merged_name(name, _shown(node, hints.display))
     below = above * _scale(node)
-    copies = below if node.children else above
-    return Row(name, node, copies, _rows(node.children, below, name, display), parent_name)
+    if node.children:
+        return Row(name, node, below, _rows(node.children, below, name, hints), parent_name)
+    objects = hints.copies.get((node.component, node.instance or ""))
+    if objects is None or node.kind is None:
+        return Row(name, node, above, (), parent_name)
+    return Row(name, node, above * objects, (), parent_name, unit=node.kind.kind)
 
 
-def shape(view: WorkloadView, display: Mapping[str, str] | None = None) -> tuple[Row, ...]:
+def shape(
+    view: WorkloadView,
+    display: Mapping[str, str] | None = None,
+    copies: Mapping[tuple[str, str], int] | None = None,
+) -> tuple[Row, ...]:
     """The rows of the tree, top level first, every level folded as the module says; `display` names components
-    (the definition's `workloadmap.io/display-names`)."""
-    return _rows(view.components, 1, "", display or {})
+    (the definition's `workloadmap.io/display-names`), `copies` the objects an instance stands for (by (component,
+    instance id); `workloadmap.io/copies`)."""
+    return _rows(view.components, 1, "", _Hints(display or {}, copies or {}))
 
 
 def walk(rows: Sequence[Row]) -> Iterator[Row]:

@@ -66,6 +66,8 @@ class Origin:
     no_pod_template: frozenset[tuple[str, str]] = frozenset()
     # component name -> what the text calls it (the definition's workloadmap.io/display-names)
     display_names: Mapping[str, str] = field(default_factory=dict)
+    # (component, instance id) -> the objects of its kind an instance stands for (workloadmap.io/copies)
+    copies: Mapping[tuple[str, str], int] = field(default_factory=dict)
 
 
 # --- entries of the tree ------------------------------------------------------------------------------------
@@ -131,14 +133,19 @@ def _nodes_cell(nodes: Sequence[str]) -> Cell:
 
 class _TreeBuilder:
     def __init__(
-        self, view: WorkloadView, options: TreeOptions, unknown: Mapping[int, str], display: Mapping[str, str]
+        self,
+        view: WorkloadView,
+        options: TreeOptions,
+        unknown: Mapping[int, str],
+        display: Mapping[str, str],
+        copies: Mapping[tuple[str, str], int],
     ) -> None:
         self.view = view
         self.options = options
         self.unknown = unknown
         self.glyphs = UNICODE_GLYPHS if options.unicode else ASCII_GLYPHS
         self.labels = accelerator_labels(view.resources.accelerators)
-        self.shape = shape(view, display)
+        self.shape = shape(view, display, copies)
         self.rows: list[list[Cell]] = []
 
     def children(self, row: Row) -> list[_Entry]:
@@ -352,7 +359,7 @@ def render_workload(view: WorkloadView, options: TreeOptions | None = None, orig
     where = origin or Origin()
     lines = header(view, opts, where)
     unknown = hints.unreadable(view, where.no_pod_template)
-    rows = _TreeBuilder(view, opts, unknown, where.display_names).build()
+    rows = _TreeBuilder(view, opts, unknown, where.display_names, where.copies).build()
     if rows:
         lines += [[], *align(rows)]
     lines += [[], phase_line(view, where, opts.width)]
