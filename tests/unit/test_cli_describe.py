@@ -81,7 +81,7 @@ def test_multi_instance_component_lists_each_instance_and_the_table_counts_them_
     # the lone `replicatedjob` level above the instances adds nothing: the instances are the top level
     assert "replicatedjob" not in out
     assert "|-- driver    replicas: 1" in out
-    assert "`-- workers   replicas: 8   gpu: 8" in out
+    assert "`-- workers   replicas: 8 (2 x Job of 4 pods)   gpu: 8" in out  # the definition's workloadmap.io/copies
     table = out.split("Resources:\n")[1].splitlines()
     assert [row.split()[0] for row in table] == ["COMPONENT", "driver", "workers", "TOTAL"]
     assert table[-1].split() == ["TOTAL", "9", "8", "17", "66Gi"]
