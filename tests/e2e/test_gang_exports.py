@@ -185,3 +185,17 @@ def test_pods_link_to_their_pod_group_through_the_scheduling_group_field(
 def test_the_v1alpha1_export_is_untested_on_the_pinned_server(kube: httpx.Client) -> None:
     """1.36 removed v1alpha1; this pins that fact, so a server that serves it again is noticed (docs/gang.md)."""
     assert not _served(kube, "scheduling.k8s.io/v1alpha1", "Workload")
+
+
+def test_the_volcano_sub_group_policy_export_is_stored_as_exported(
+    api_server: ApiServer, kube: httpx.Client, namespace: str
+) -> None:
+    (pod_group,) = export(plan(workload("jobset").resolve()), "volcano", volcano_sub_groups=True)
+    stored = _create(api_server, kube, pod_group, namespace)
+    assert [
+        (entry["name"], entry["subGroupSize"], entry["minSubGroups"]) for entry in stored["spec"]["subGroupPolicy"]
+    ] == [
+        ("driver", 1, 1),
+        ("workers", 4, 2),
+    ]
+    assert "minTaskMember" not in stored["spec"]

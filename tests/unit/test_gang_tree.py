@@ -13,7 +13,7 @@ import yaml
 from tests.cli.helpers import Result, invoke
 from tests.fixtures.gang import obj, pods, workload
 from workload_map.catalog import builtin_registry
-from workload_map.gang import GangError, UnsatisfiableGang, export, min_member_of, plan
+from workload_map.gang import GangError, UnsatisfiableGang, export, joined_pod, min_member_of, plan
 from workload_map.model import dump_yaml, karta_from_dict
 from workload_map.resolve import Workload
 from workload_map.validation import validate
@@ -383,3 +383,37 @@ def test_rayjob_gangs_its_clusters_head_and_worker_groups() -> None:
     (gang,) = plan(rayjob.resolve(), listed).gangs
     assert kai(plan(rayjob.resolve()))["minMember"] == 3
     assert [(group.name, len(group.pods)) for group in gang.sub_groups] == [("headgroup", 1), ("gpu", 2)]
+
+
+# --- Volcano's subGroupPolicy (Volcano >= 1.14) -----------------------------------------------------------------------
+
+
+def test_volcano_sub_group_policy_is_the_tree_and_pods_carry_its_labels() -> None:
+    gang_plan = plan(workload("jobset").resolve(), pods("jobset"))
+    (pod_group,) = export(gang_plan, "volcano", volcano_sub_groups=True)
+    spec = pod_group["spec"]
+    assert "minTaskMember" not in spec  # never both (Volcano advises against combining them)
+    assert spec["subGroupPolicy"][1] == {
+        "name": "workers",
+        "subGroupSize": 4,
+        "minSubGroups": 2,
+        "matchLabelKeys": ["workloadmap.io/replica"],
+        "labelSelector": {"matchLabels": {"workloadmap.io/sub-group": "workers"}},
+    }
+    worker = next(pod for pod in pods("jobset") if pod["metadata"]["labels"]["jobset.sigs.k8s.io/job-index"] == "1")
+    labels = joined_pod(gang_plan, worker, "volcano", volcano_sub_groups=True)["metadata"]["labels"]
+    assert (labels["workloadmap.io/sub-group"], labels["workloadmap.io/replica"]) == ("workers", "1")
+    default = export(gang_plan, "volcano")[0]["spec"]
+    assert default["minTaskMember"] == {"driver-replica-0": 1, "workers-replica-0": 4, "workers-replica-1": 4}
+
+
+def test_a_tree_deeper_than_volcanos_policy_is_refused() -> None:
+    from tests.unit.test_gang_plan import native_variant
+
+    nested = native_variant(
+        "        subGroups:\n        - componentName: engines\n        - componentName: prefill\n"
+        "        - componentName: decode",
+        nested=True,
+    )
+    with pytest.raises(GangError, match="nests deeper than Volcano's subGroupPolicy"):
+        export(plan(nested.resolve()), "volcano", volcano_sub_groups=True)

@@ -30,6 +30,7 @@ class GangOptions:
     priority: int | None = None
     schedule_timeout_seconds: int | None = None
     workload_api_version: str = "scheduling.k8s.io/v1alpha2"
+    volcano_sub_groups: bool = False
 
 
 def gang_documents(
@@ -57,9 +58,15 @@ def gang_documents(
         report.warn(f"{what}: pod {pod.name} is in no gang: {pod.error or 'no gang matches it'}")
     if options.format == "plan":
         return [gang_plan.to_dict()]
-    if gang_plan.no_gang is not None:
+    if gang_plan.no_gang is not None and options.format != "kai":
         report.warn(f"{what} needs no gang ({gang_plan.no_gang}): nothing to write for --format {options.format}")
         return []
+    flat = options.format in ("coscheduling", "workload") and any(gang.sub_groups for gang in gang_plan.gangs)
+    if flat:  # say what the format cannot carry rather than dropping it silently
+        report.warn(
+            f"{what}: --format {options.format} has no sub-groups: each gang is one group of its fewest pods "
+            "(gang.minMember); the per-role minimums are not enforced"
+        )
     try:
         return export(
             gang_plan,
@@ -69,6 +76,7 @@ def gang_documents(
             priority=options.priority,
             schedule_timeout_seconds=options.schedule_timeout_seconds,
             workload_api_version=options.workload_api_version,
+            volcano_sub_groups=options.volcano_sub_groups,
         )
     except (ExportError, GangError) as error:
         raise CLIError(f"{what}: {error}") from None

@@ -40,6 +40,8 @@ __all__ = [
     "KUEUE_QUEUE_LABEL",
     "VOLCANO_API_VERSION",
     "VOLCANO_GROUP_ANNOTATION",
+    "VOLCANO_REPLICA_LABEL",
+    "VOLCANO_SUB_GROUP_LABEL",
     "VOLCANO_TASK_ANNOTATION",
     "WORKLOAD_API_VERSIONS",
     "ExportFormat",
@@ -65,6 +67,8 @@ KAI_QUEUE_LABEL: Final = "kai.scheduler/queue"
 VOLCANO_API_VERSION: Final = "scheduling.volcano.sh/v1beta1"
 VOLCANO_GROUP_ANNOTATION: Final = "scheduling.k8s.io/group-name"
 VOLCANO_TASK_ANNOTATION: Final = "volcano.sh/task-spec"
+VOLCANO_SUB_GROUP_LABEL: Final = "workloadmap.io/sub-group"
+VOLCANO_REPLICA_LABEL: Final = "workloadmap.io/replica"
 COSCHEDULING_API_VERSION: Final = "scheduling.x-k8s.io/v1alpha1"
 COSCHEDULING_POD_GROUP_LABEL: Final = "scheduling.x-k8s.io/pod-group"
 KUEUE_API_VERSION: Final = "kueue.x-k8s.io/v1beta1"
@@ -243,16 +247,55 @@ def _tasks(gang: Gang) -> dict[str, int]:
     }
 
 
-def to_volcano(plan: GangPlan, *, queue: str | None = None, priority_class: str | None = None) -> list[dict[str, Any]]:
-    """One Volcano `scheduling.volcano.sh/v1beta1` PodGroup per gang: `minMember`, `minTaskMember` (task name ->
-    min pods; a pod's task is its `volcano.sh/task-spec` annotation), `minResources`, `queue`,
-    `priorityClassName`."""
+def _volcano_sub_group_policy(gang: Gang) -> list[dict[str, Any]]:
+    """The gang's tree as Volcano's `subGroupPolicy` (Volcano >= 1.14): an entry per top-level node, its pods
+    selected by the `workloadmap.io/sub-group` label; a node with a leaf per replica is one entry whose sub-groups
+    are told apart by the `workloadmap.io/replica` label (`subGroupSize` = one leaf's minimum, `minSubGroups` = the
+    leaves required). A deeper tree is refused: the policy has two levels."""
+    present = _existing_sub_groups(gang)
+    children: dict[str | None, list[SubGroupPlan]] = {}
+    for group in present:
+        children.setdefault(group.parent, []).append(group)
+    policy: list[dict[str, Any]] = []
+    for top in children.get(None, []):
+        below = children.get(top.name, [])
+        if any(children.get(child.name) for child in below) or any(child.replica is None for child in below):
+            raise ExportError(
+                f"gang {gang.name}: sub-group {top.name} nests deeper than Volcano's subGroupPolicy (a group of "
+                "equal replicas) can say; export without --volcano-sub-groups (minTaskMember)"
+            )
+        entry: dict[str, Any] = {"name": top.name}
+        if below:
+            sizes = {child.min_member or 0 for child in below}
+            if len(sizes) != 1:
+                raise ExportError(f"gang {gang.name}: the replicas of {top.name} differ in size (subGroupPolicy: one)")
+            entry["subGroupSize"] = max(sizes.pop(), 1)
+            entry["minSubGroups"] = top.min_sub_group or 0
+            entry["matchLabelKeys"] = [VOLCANO_REPLICA_LABEL]
+        else:
+            entry["subGroupSize"] = max(top.min_member or 0, 1)
+            entry["minSubGroups"] = 1 if top.min_member else 0
+        entry["labelSelector"] = {"matchLabels": {VOLCANO_SUB_GROUP_LABEL: top.name}}
+        policy.append(entry)
+    return policy
+
+
+def to_volcano(
+    plan: GangPlan, *, queue: str | None = None, priority_class: str | None = None, sub_groups: bool = False
+) -> list[dict[str, Any]]:
+    """One Volcano `scheduling.volcano.sh/v1beta1` PodGroup per gang: `minMember`, `minResources`, `queue`,
+    `priorityClassName`, and the gang's roles or leaves as `minTaskMember` (task name -> min pods; a pod's task is
+    its `volcano.sh/task-spec` annotation) or, with `sub_groups` (Volcano >= 1.14), its tree as `subGroupPolicy`
+    (never both: Volcano advises against combining them; pods join through labels, see `pod_join`)."""
     manifests = []
     for gang in plan.gangs:
         spec: dict[str, Any] = {"minMember": gang.min_member}
-        tasks = _tasks(gang)
-        if tasks:
-            spec["minTaskMember"] = tasks
+        if sub_groups and gang.sub_groups:
+            spec["subGroupPolicy"] = _volcano_sub_group_policy(gang)
+        else:
+            tasks = _tasks(gang)
+            if tasks:
+                spec["minTaskMember"] = tasks
         resources = format_resources(gang.min_resources)
         if resources:
             spec["minResources"] = resources
@@ -496,6 +539,7 @@ def export(
     priority: int | None = None,
     schedule_timeout_seconds: int | None = None,
     workload_api_version: str = WORKLOAD_API_VERSIONS[0],
+    volcano_sub_groups: bool = False,
 ) -> list[dict[str, Any]]:
     """The plan in one scheduler format (see the module doc); options a format has no field for are ignored."""
     if not isinstance(plan, GangPlan):
@@ -505,7 +549,7 @@ def export(
     if format == "kai":
         return to_kai(plan, queue=queue, priority_class=priority_class)
     if format == "volcano":
-        return to_volcano(plan, queue=queue, priority_class=priority_class)
+        return to_volcano(plan, queue=queue, priority_class=priority_class, sub_groups=volcano_sub_groups)
     if format == "coscheduling":
         return to_coscheduling(plan, schedule_timeout_seconds=schedule_timeout_seconds)
     if format == "kueue":
@@ -513,6 +557,20 @@ def export(
     if format == "workload":
         return to_workload_api(plan, api_version=workload_api_version)
     raise ExportError(f"unknown export format {format!r}; use one of {', '.join(FORMATS)}")
+
+
+def _volcano_pod_labels(gang: Gang, leaf: str) -> dict[str, str]:
+    groups = {group.name: group for group in gang.sub_groups}
+    node = groups.get(leaf)
+    if node is None:
+        return {}
+    top = node
+    while top.parent is not None and top.parent in groups:
+        top = groups[top.parent]
+    labels = {VOLCANO_SUB_GROUP_LABEL: top.name}
+    if node.replica is not None:
+        labels[VOLCANO_REPLICA_LABEL] = node.replica
+    return labels
 
 
 def pod_join(
@@ -524,8 +582,10 @@ def pod_join(
     sub_group: str | None = None,
     queue: str | None = None,
     workload_api_version: str = WORKLOAD_API_VERSIONS[0],
+    volcano_sub_groups: bool = False,
 ) -> dict[str, Any]:
-    """What a pod of `gang` carries to join it in `format`: `{"labels": {...}, "annotations": {...}}` plus, for the
+    """What a pod of `gang` carries to join it in `format`: `{"labels": {...}, "annotations": {...}}` (Volcano with
+    `volcano_sub_groups`: its top-level sub-group and replica as the labels `subGroupPolicy` selects) plus, for the
     Workload API, the pod spec field that links it (set at creation: both are immutable): v1alpha2 (1.36)
     `{"spec": {"schedulingGroup": {"podGroupName": <the gang's PodGroup>}}}`, v1alpha1 (1.35)
     `{"spec": {"workloadRef": {name, podGroup, podGroupReplicaKey?}}}`."""
@@ -542,9 +602,12 @@ def pod_join(
             labels[KAI_QUEUE_LABEL] = queue
     elif format == "volcano":
         annotations[VOLCANO_GROUP_ANNOTATION] = found.name
-        task = sub_group or role_name
-        if task:
-            annotations[VOLCANO_TASK_ANNOTATION] = task
+        if volcano_sub_groups and sub_group:
+            labels.update(_volcano_pod_labels(found, sub_group))
+        else:
+            task = sub_group or role_name
+            if task:
+                annotations[VOLCANO_TASK_ANNOTATION] = task
     elif format == "coscheduling":
         labels[COSCHEDULING_POD_GROUP_LABEL] = found.name
     elif format == "kueue":
@@ -576,6 +639,7 @@ def joined_pod(
     *,
     queue: str | None = None,
     workload_api_version: str = WORKLOAD_API_VERSIONS[0],
+    volcano_sub_groups: bool = False,
 ) -> dict[str, Any]:
     """A copy of `pod` carrying what joins it to its gang in `format` (`pod_join` for its gang and leaf
     sub-group, from its membership in the plan). A pod the plan does not place is returned unchanged (a copy)."""
@@ -601,6 +665,7 @@ def joined_pod(
         sub_group=membership.sub_group,
         queue=queue,
         workload_api_version=workload_api_version,
+        volcano_sub_groups=volcano_sub_groups,
     )
     out["metadata"] = metadata
     for key in ("labels", "annotations"):

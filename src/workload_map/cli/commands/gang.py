@@ -217,6 +217,11 @@ Examples:
     show_default=True,
     help="--format workload: scheduling.k8s.io v1alpha2 (Kubernetes 1.36) or v1alpha1 (1.35).",
 )
+@click.option(
+    "--volcano-sub-groups",
+    is_flag=True,
+    help="--format volcano: the gang's sub-groups as subGroupPolicy (Volcano >= 1.14) instead of minTaskMember.",
+)
 @definitions_option
 @cache_dir_option
 @connection_options
@@ -232,6 +237,7 @@ def gang(
     priority: int | None,
     schedule_timeout: int | None,
     workload_api_version: str,
+    volcano_sub_groups: bool,
     definition_paths: tuple[str, ...],
     cache_dir: str | None = None,
     connection: ConnectionOptions | None = None,
@@ -245,6 +251,7 @@ def gang(
         priority=priority,
         schedule_timeout_seconds=schedule_timeout,
         workload_api_version=f"scheduling.k8s.io/{workload_api_version}",
+        volcano_sub_groups=volcano_sub_groups,
     )
     if not files:
         if args:  # a live workload: TYPE/NAME or TYPE NAME (docs/live.md)
@@ -313,6 +320,8 @@ def _warn_unused(options: GangOptions, report: Reporter) -> None:
         unused.append("--priority")
     if options.schedule_timeout_seconds is not None and fmt != "coscheduling":
         unused.append("--schedule-timeout")
+    if options.volcano_sub_groups and fmt != "volcano":
+        unused.append("--volcano-sub-groups")
     if unused:
         report.warn(f"{', '.join(unused)} {'has' if len(unused) == 1 else 'have'} no field in --format {fmt}: ignored")
 
