@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from msgspec.structs import replace
+
 from workload_map.gang.builder import Builder, make_roles, min_resources_of, pod_identity
 from workload_map.gang.errors import GangError, MissingScaleError, UnsatisfiableGang
 from workload_map.gang.keys import Keying
@@ -99,6 +101,7 @@ class _Tree:
         self.listed: list[_Listed] = []
         self.nodes: dict[str, _Node] = {}
         self._after: dict[str, str | None] = {}
+        self._role_cache: dict[tuple[Any, Any], tuple[GangRole, ...]] = {}
 
     # -- evaluation of the annotation's expressions on the workload
 
@@ -373,7 +376,7 @@ class _Tree:
             if node.deferred is not None and not active[name]:
                 deferred_notes.append(f"sub-group {name} is deferred: {node.deferred}; not required until it exists")
         top = [name for name, node in nodes.items() if node.parent is None]
-        name = join_name([base, key or ""]) or join_name([self.definition.name, key or ""]) or "podgroup"
+        name = gang_name(base, self.definition.name, key)
         where = f"gang {name}"
         self._defaults(nodes, active)
         self._check(nodes, active, where)
@@ -555,7 +558,10 @@ class _Tree:
         if explicit and node.min_member is not None and len(node.desired) == 1:
             (role,) = node.desired  # an explicit minimum of a one-role leaf is that role's
             minimum = {role: node.min_member}
-        roles = make_roles(self.builder, minimum, node.desired)
+        key = (tuple(minimum.items()), tuple(node.desired.items()))
+        roles = self._role_cache.get(key)
+        if roles is None:  # the leaves of one replicatedJob's Jobs have the same roles: made once
+            roles = self._role_cache[key] = make_roles(self.builder, minimum, node.desired)
         return roles
 
 
@@ -638,23 +644,31 @@ def build(
                 keys.append(seen_key)  # a replica the spec no longer asks for still has pods
     gangs: list[Gang] = []
     gang_of_key: dict[str | None, Gang] = {}
+    by_key: dict[str | None, tuple[dict[str, list[str]], list[str]]] = {key: ({}, []) for key in keys}
+    for membership, pod_key, node in placements:
+        if pod_key not in by_key or not _is_placed(membership):
+            continue
+        placed_of, members_of = by_key[pod_key]
+        members_of.append(membership.name)
+        if node is not None:
+            placed_of.setdefault(node, []).append(membership.name)
+    empty: tuple[Gang, list[str]] | None = None  # the gangs without pods are alike but for their name
     for key in keys:
-        placed: dict[str, list[str]] = {}
-        members: list[str] = []
-        for membership, pod_key, node in placements:
-            if pod_key != key or not _is_placed(membership):
-                continue
-            members.append(membership.name)
-            if node is not None:
-                placed.setdefault(node, []).append(membership.name)
-        gang, notes = tree.gang(
-            key,
-            base=base,
-            placed=placed,
-            members_seen=members,
-            gang_topology=gang_topology,
-            scheduled=frozenset(scheduled),
-        )
+        placed, members = by_key[key]
+        if not members and empty is not None:
+            template, notes = empty
+            gang = replace(template, name=gang_name(base, tree.definition.name, key), replica=key)
+        else:
+            gang, notes = tree.gang(
+                key,
+                base=base,
+                placed=placed,
+                members_seen=members,
+                gang_topology=gang_topology,
+                scheduled=frozenset(scheduled),
+            )
+            if not members:
+                empty = (gang, notes)
         for note in notes:
             builder.note(note)
         gangs.append(gang)
@@ -690,6 +704,11 @@ def _is_placed(membership: PodMembership) -> bool:
     """A pod is in its gang when it was read without error (its component, and the sub-group its component's
     rules call for: instance, replica)."""
     return membership.error is None
+
+
+def gang_name(base: str, pod_group: str, key: str | None) -> str:
+    """`<workload>[-<replica or key>]` as a DNS label (the pod group's name when the workload has none)."""
+    return join_name([base, key or ""]) or join_name([pod_group, key or ""]) or "podgroup"
 
 
 def _chain(nodes: Mapping[str, _Node], name: str) -> list[str]:
