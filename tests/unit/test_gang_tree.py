@@ -417,3 +417,14 @@ def test_a_tree_deeper_than_volcanos_policy_is_refused() -> None:
     )
     with pytest.raises(GangError, match="nests deeper than Volcano's subGroupPolicy"):
         export(plan(nested.resolve()), "volcano", volcano_sub_groups=True)
+
+
+def test_volcanos_own_min_member_annotation_sets_its_export_only() -> None:
+    value = obj("pytorchjob")
+    value["metadata"]["annotations"] = {"scheduling.volcano.sh/group-min-member": "3"}
+    gang_plan = plan(workload("pytorchjob", value).resolve())
+    assert export(gang_plan, "volcano")[0]["spec"]["minMember"] == 3
+    assert export(gang_plan, "kai")[0]["spec"]["minMember"] == 5  # KAI reads its own knob, not Volcano's
+    value["metadata"]["annotations"] = {"scheduling.volcano.sh/group-min-member": "three"}
+    with pytest.raises(GangError, match="group-min-member is 'three', not a count"):
+        export(plan(workload("pytorchjob", value).resolve()), "volcano")

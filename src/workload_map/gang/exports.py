@@ -40,6 +40,7 @@ __all__ = [
     "KUEUE_QUEUE_LABEL",
     "VOLCANO_API_VERSION",
     "VOLCANO_GROUP_ANNOTATION",
+    "VOLCANO_MIN_MEMBER_ANNOTATION",
     "VOLCANO_REPLICA_LABEL",
     "VOLCANO_SUB_GROUP_LABEL",
     "VOLCANO_TASK_ANNOTATION",
@@ -67,6 +68,7 @@ KAI_QUEUE_LABEL: Final = "kai.scheduler/queue"
 VOLCANO_API_VERSION: Final = "scheduling.volcano.sh/v1beta1"
 VOLCANO_GROUP_ANNOTATION: Final = "scheduling.k8s.io/group-name"
 VOLCANO_TASK_ANNOTATION: Final = "volcano.sh/task-spec"
+VOLCANO_MIN_MEMBER_ANNOTATION: Final = "scheduling.volcano.sh/group-min-member"
 VOLCANO_SUB_GROUP_LABEL: Final = "workloadmap.io/sub-group"
 VOLCANO_REPLICA_LABEL: Final = "workloadmap.io/replica"
 COSCHEDULING_API_VERSION: Final = "scheduling.x-k8s.io/v1alpha1"
@@ -280,16 +282,31 @@ def _volcano_sub_group_policy(gang: Gang) -> list[dict[str, Any]]:
     return policy
 
 
+def _volcano_min_member(plan: GangPlan) -> int | None:
+    """The workload's `scheduling.volcano.sh/group-min-member` (Volcano's own override for the PodGroup it makes
+    of a controller's pods), or None."""
+    text = plan.scheduler_annotations.get(VOLCANO_MIN_MEMBER_ANNOTATION)
+    if text is None:
+        return None
+    if not text.isdigit() or len(text) > 9:
+        raise ExportError(
+            f"{plan.workload.name}: annotation {VOLCANO_MIN_MEMBER_ANNOTATION} is {text[:40]!r}, not a count"
+        )
+    return int(text)
+
+
 def to_volcano(
     plan: GangPlan, *, queue: str | None = None, priority_class: str | None = None, sub_groups: bool = False
 ) -> list[dict[str, Any]]:
     """One Volcano `scheduling.volcano.sh/v1beta1` PodGroup per gang: `minMember`, `minResources`, `queue`,
     `priorityClassName`, and the gang's roles or leaves as `minTaskMember` (task name -> min pods; a pod's task is
     its `volcano.sh/task-spec` annotation) or, with `sub_groups` (Volcano >= 1.14), its tree as `subGroupPolicy`
-    (never both: Volcano advises against combining them; pods join through labels, see `pod_join`)."""
+    (never both: Volcano advises against combining them; pods join through labels, see `pod_join`). The workload's
+    `scheduling.volcano.sh/group-min-member` annotation, Volcano's own knob, sets `minMember` as Volcano would."""
+    override = _volcano_min_member(plan)
     manifests = []
     for gang in plan.gangs:
-        spec: dict[str, Any] = {"minMember": gang.min_member}
+        spec: dict[str, Any] = {"minMember": gang.min_member if override is None else override}
         if sub_groups and gang.sub_groups:
             spec["subGroupPolicy"] = _volcano_sub_group_policy(gang)
         else:

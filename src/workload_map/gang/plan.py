@@ -79,7 +79,25 @@ def plan(
         notes=tuple(builder.notes),
         with_pods=pods is not None,
         no_gang=no_gang,
+        scheduler_annotations=_scheduler_annotations(resolution),
     )
+
+
+# The workload's own knobs for a scheduler's grouping (Volcano's group-min-member, ...): kept for the exports.
+_SCHEDULER_PREFIXES = ("scheduling.volcano.sh/", "kai.scheduler/", "scheduling.x-k8s.io/", "kueue.x-k8s.io/")
+_ANNOTATIONS = '.metadata.annotations // {} | if type == "object" then . else {} end'
+
+
+def _scheduler_annotations(resolution: Resolution) -> dict[str, str]:
+    try:
+        (found,) = resolution.evaluate(_ANNOTATIONS, field="metadata.annotations")
+    except (ExtractionError, ValueError):
+        return {}
+    return {
+        key: value
+        for key, value in found.items()
+        if isinstance(key, str) and isinstance(value, str) and key.startswith(_SCHEDULER_PREFIXES)
+    }
 
 
 def no_gang_reason(resolution: Resolution) -> str | None:

@@ -341,6 +341,7 @@ class GangPlan(msgspec.Struct, frozen=True):
     notes: tuple[str, ...] = ()
     with_pods: bool = False
     no_gang: str | None = None
+    scheduler_annotations: Mapping[str, str] = msgspec.field(default_factory=dict)
 
     def gang(self, name: str) -> Gang:
         for gang in self.gangs:
