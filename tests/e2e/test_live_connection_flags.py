@@ -1,12 +1,14 @@
 """kubectl's connection flags beyond the basics against the real API server (issue 21): `--as`, `--as-group`,
 `--as-uid` (the audit log names who acted), `--certificate-authority`, `--client-certificate` / `--client-key` (a
-certificate signed here by the test CA), `--tls-server-name`, `--disable-compression`. Every case runs through the
-sync and the async cluster API."""
+certificate signed here by the test CA), `--tls-server-name`, `--disable-compression`, and a kubeconfig cluster's
+`proxy-url` (a CONNECT proxy run by the test). Every case runs through the sync and the async cluster API."""
 
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +126,78 @@ def test_disable_compression(wmap: Wmap, web: str) -> None:
     result = wmap.run("get", "deployments", "--disable-compression", "-o", "json", namespace=web)
     assert result.code == 0, result.stderr
     assert [item["name"] for item in yaml.safe_load(result.stdout)["items"]] == ["web"]
+
+
+class ConnectProxy:
+    """An HTTP CONNECT proxy on 127.0.0.1 that tunnels to the API server and records each CONNECT target."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.targets: list[str] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return  # closed: the test is over
+            threading.Thread(target=self._tunnel, args=(client,), daemon=True).start()
+
+    def _tunnel(self, client: socket.socket) -> None:
+        with client:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = client.recv(4096)
+                if not chunk:
+                    return
+                head += chunk
+            method, target, _ = head.split(b"\r\n", 1)[0].decode().split(" ", 2)
+            if method != "CONNECT":
+                client.sendall(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n")
+                return
+            self.targets.append(target)
+            host, _, port = target.rpartition(":")
+            with socket.create_connection((host, int(port)), timeout=30) as upstream:
+                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                pump = threading.Thread(target=self._pump, args=(upstream, client), daemon=True)
+                pump.start()
+                self._pump(client, upstream)
+                pump.join(timeout=30)
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+            sink.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_a_clusters_proxy_url_is_honoured(api_server: ApiServer, wmap: Wmap, web: str, tmp_path: Path) -> None:
+    proxy = ConnectProxy()
+    try:
+        config = yaml.safe_load(api_server.kubeconfig.read_text())
+        for entry in config["clusters"]:
+            entry["cluster"]["proxy-url"] = f"http://127.0.0.1:{proxy.port}"
+        through_proxy = tmp_path / "proxy.kubeconfig"
+        through_proxy.write_text(yaml.safe_dump(config))
+        result = wmap.run("get", "deployments", namespace=web, kubeconfig=through_proxy)
+        assert result.code == 0, result.stderr
+        assert result.stdout.split()[3] == "web"
+        server = api_server.url.removeprefix("https://").rstrip("/")
+        assert proxy.targets  # every connection went through the proxy
+        assert set(proxy.targets) == {server}
+    finally:
+        proxy.close()
+    for entry in config["clusters"]:
+        entry["cluster"]["proxy-url"] = "ftp://127.0.0.1:1"
+    through_proxy.write_text(yaml.safe_dump(config))
+    bad = wmap.run("get", "deployments", namespace=web, kubeconfig=through_proxy)
+    assert bad.code == 1
+    assert "proxy-url 'ftp://127.0.0.1:1' is not an http or https URL" in bad.stderr

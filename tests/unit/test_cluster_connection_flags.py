@@ -91,3 +91,22 @@ def test_a_client_certificate_replaces_the_users_credentials(config: Path, tmp_p
     assert (user.client_cert, user.client_key, user.token) == (str(cert.resolve()), str(key.resolve()), None)
     with pytest.raises(KubeconfigError, match="go together"):
         load_context(ConnectionSettings(kubeconfig=str(config), client_certificate=str(cert)))
+
+
+def test_a_clusters_proxy_url(config: Path) -> None:
+    document = yaml.safe_load(config.read_text())
+    document["clusters"][0]["cluster"]["proxy-url"] = "http://127.0.0.1:3128"
+    config.write_text(yaml.safe_dump(document))
+    context = load_context(ConnectionSettings(kubeconfig=str(config)))
+    assert context.proxy_url == "http://127.0.0.1:3128"
+    _, settings = http_settings(context, "wmap/test")
+    assert settings["proxy"] == "http://127.0.0.1:3128"
+    document["clusters"][0]["cluster"]["proxy-url"] = 5
+    config.write_text(yaml.safe_dump(document))
+    with pytest.raises(KubeconfigError, match=r'cluster "c": proxy-url 5 is not an http or https URL'):
+        load_context(ConnectionSettings(kubeconfig=str(config)))
+
+
+def test_no_proxy_url_no_proxy_setting(config: Path) -> None:
+    _, settings = http_settings(load_context(ConnectionSettings(kubeconfig=str(config))), "wmap/test")
+    assert "proxy" not in settings

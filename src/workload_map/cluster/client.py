@@ -134,6 +134,7 @@ def http_settings(context: KubeContext, user_agent: str) -> tuple[Any, dict[str,
         "timeout": http_mod.Timeout(context.request_timeout),
         "headers": [("User-Agent", user_agent), *context.extra_headers],
         "trust_env": True,
+        **({"proxy": context.proxy_url} if context.proxy_url else {}),
     }
 
 

@@ -93,6 +93,8 @@ class KubeContext:
     impersonate_uid: str | None = None
     tls_server_name: str | None = None
     disable_compression: bool = False
+    proxy_url: str | None = None
+    """The kubeconfig cluster's `proxy-url`: every request goes through it."""
 
     @property
     def extra_headers(self) -> list[tuple[str, str]]:
@@ -243,6 +245,7 @@ def load_context(settings: ConnectionSettings, environ: Mapping[str, str] | None
 
     env = os.environ if environ is None else environ
     files = kubeconfig_files(settings.kubeconfig, env)
+    raw: dict[str, Any] = {}
     try:
         if files:
             raw = merge_kubeconfigs(files)
@@ -285,6 +288,7 @@ def load_context(settings: ConnectionSettings, environ: Mapping[str, str] | None
         user = kubeconfig.users.get(user_name)
         if user is None:
             raise KubeconfigError(f'user "{user_name}" is not in the kubeconfig')
+    proxy_url = _proxy_url(raw, cluster_name)
     if settings.server:
         cluster = msgspec.structs.replace(cluster, server=settings.server)
     if settings.insecure_skip_tls_verify:
@@ -336,7 +340,23 @@ def load_context(settings: ConnectionSettings, environ: Mapping[str, str] | None
         impersonate_uid=settings.impersonate_uid or None,
         tls_server_name=settings.tls_server_name or None,
         disable_compression=settings.disable_compression,
+        proxy_url=proxy_url,
     )
+
+
+def _proxy_url(raw: Mapping[str, Any], cluster_name: str) -> str | None:
+    """The kubeconfig cluster's `proxy-url` (lightkube's model has no field for it): http or https (a SOCKS proxy
+    would need a package we do not install)."""
+    for entry in raw.get("clusters") or ():
+        if isinstance(entry, Mapping) and entry.get("name") == cluster_name:
+            body = entry.get("cluster")
+            value = body.get("proxy-url") if isinstance(body, Mapping) else None
+            if value is None or value == "":
+                return None
+            if not isinstance(value, str) or not re.match(r"(?i)^https?://", value):
+                raise KubeconfigError(f'cluster "{cluster_name}": proxy-url {value!r} is not an http or https URL')
+            return value
+    return None
 
 
 def _existing(path: str, flag: str) -> str:
