@@ -48,7 +48,7 @@ from workload_map.cluster.index import ResolutionCache
 from workload_map.pods import OwnerIndex
 from workload_map.resolve import ResolveError
 
-OUTPUT = OutputSpec("watch", ("tree", "json"))
+OUTPUT = OutputSpec("watch", ("tree", "json"), aliases={"table": "tree"})
 CLEAR_SCREEN = "\x1b[H\x1b[2J"
 
 
