@@ -133,7 +133,7 @@ def _module_level_assignments(name: str) -> list[str]:
 
 
 def test_role_is_defined_once() -> None:
-    users = [importlib.import_module(f"workload_map.gang.{name}") for name in ("builder", "alpha", "native")]
+    users = [importlib.import_module(f"workload_map.gang.{name}") for name in ("builder", "alpha", "tree")]
     scale = importlib.import_module("workload_map.gang.scale")
 
     assert _module_level_assignments("Role") == ["gang/scale.py"]

@@ -239,6 +239,9 @@ def _jobset_definition(annotation: str) -> dict[str, Any]:
         ("subGroups: {ghost: {}}", "ghost is not a sub-group"),
         ("subGroups: {replicatedjob: {replicas: '1'}}", "replicas and replicaKey go together"),
         ("gangPerReplicaOf: replicatedjob", "has no podSelector.replicaSelector"),
+        ("gangKey: .x\ngangPerReplicaOf: replicatedjob", "gangKey and gangPerReplicaOf exclude each other"),
+        ("subGroups: {replicatedjob: {after: replicatedjob}}", "after: needs deferred"),
+        ("subGroups: {replicatedjob: {deferred: '\"x\"', after: ghost}}", "ghost is not a sub-group"),
     ],
 )
 def test_a_malformed_annotation_is_a_finding_at_the_annotation(annotation: str, message: str) -> None:

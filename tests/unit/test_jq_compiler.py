@@ -226,6 +226,7 @@ expressions = _expr(3)
 @SETTINGS
 @given(expr=expressions, value=json_values)
 @example(expr='("a" + getpath([null]))', value=None)  # found by exploration: null indexed with a null key is an error
+@example(expr="reduce ([sqrt]) as $x (0; . + $x)", value=-1)  # found by exploration: NaN in a message is null
 def test_generated_expressions_give_what_libjq_gives(expr: str, value: Any) -> None:
     if compiler.compile_closure(expr) is None:
         return  # not covered: libjq runs it (counted below)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any, Final
@@ -81,6 +82,23 @@ def _dump_string(text: str) -> str:
     return "".join(out)
 
 
+def _dump_value(value: Any) -> str:
+    """Compact JSON as libjq dumps a value into a message: NaN is null, an infinity the largest double."""
+    if isinstance(value, str):
+        return _dump_string(value)
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "null" if math.isnan(value) else ("-" if value < 0 else "") + "1.7976931348623157e+308"
+    if isinstance(value, int | float):
+        return _dump_number(value)
+    if isinstance(value, list):
+        return "[" + ",".join(_dump_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_dump_string(str(k))}:{_dump_value(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def _dump_trunc(value: Any) -> str:
     """jq's `jv_dump_string_trunc(value, buf, 30)`: the value's JSON, cut to 29 bytes with `...`."""
     if isinstance(value, str):
@@ -92,7 +110,7 @@ def _dump_trunc(value: Any) -> str:
     elif isinstance(value, int | float):
         text = _dump_number(value)
     else:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        text = _dump_value(value)
     raw = text.encode("utf-8")
     if len(raw) <= 29:
         return text
