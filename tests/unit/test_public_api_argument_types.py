@@ -7,8 +7,7 @@ for some), or raise one of the library's own errors (`WorkloadMapError`; for a w
 
 Left out, with the reason: exception classes; type aliases and protocols (`Origin`, `Format`, `StopRecorder`,
 ...: not callables a program calls); the result types the library builds and hands out (`Resolution`,
-`Component`), which a program never constructs; and `workload_map.gang`, which is being rewritten (its sweep is
-listed as left in issue 16).
+`Component`), which a program never constructs.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ MODULES = (
     "workload_map.view",
     "workload_map.validation",
     "workload_map.resources",
+    "workload_map.gang",
 )
 BUILT_BY_THE_LIBRARY = frozenset({"Resolution", "Component", "ResolvedComponent"})
 WRONG_VALUES: tuple[Any, ...] = (None, 5, object(), b"x", [object()])
@@ -53,8 +53,6 @@ def _public_callables() -> list[tuple[str, Callable[..., Any]]]:
                 continue
             if typing.get_origin(value) is not None or type(value).__module__ == "typing":
                 continue  # Literal aliases, Union aliases
-            if value.__module__.startswith("workload_map.gang"):
-                continue
             found[id(value)] = (f"{module_name}.{name}", value)
     return sorted(found.values())
 

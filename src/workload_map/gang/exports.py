@@ -83,6 +83,11 @@ WORKLOAD_MAX_POD_GROUPS: Final = 8
 # --- shared ------------------------------------------------------------------------------------------------------
 
 
+def _need_plan(plan: object) -> None:
+    if not isinstance(plan, GangPlan):
+        raise ArgumentTypeError("the plan", "a GangPlan (workload_map.gang.plan)", plan)
+
+
 def _metadata(plan: GangPlan, name: str, *, owner: bool = True) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": name}
     if plan.workload.namespace:
@@ -116,6 +121,8 @@ def min_member_of(manifest: Mapping[str, Any]) -> int:
     PodGroup (KAI with `minSubGroup`: the fewest pods that meet the tree, each parent's cheapest `minSubGroup`
     children), the sum of `minCount` (else `count`) over a Kueue Workload's podSets, `gang.minCount` of a
     Workload-API PodGroup."""
+    if not isinstance(manifest, Mapping):
+        raise ArgumentTypeError("the manifest", "a mapping (an exported object)", manifest)
     spec = manifest.get("spec") or {}
     kind, api_version = manifest.get("kind"), str(manifest.get("apiVersion", ""))
     if kind == "PodGroup" and api_version.startswith("scheduling.k8s.io/"):
@@ -189,6 +196,7 @@ def to_kai(plan: GangPlan, *, queue: str | None = None, priority_class: str | No
     CRD allows). Pods join with the `pod-group-name` annotation and
     their leaf's `kai.scheduler/subgroup-name` label (`pod_join`).
     """
+    _need_plan(plan)
     manifests = []
     if plan.no_gang is not None:  # KAI schedules every pod through a PodGroup: each pod gets one of its own
         for pod in plan.pods:
@@ -303,6 +311,7 @@ def to_volcano(
     its `volcano.sh/task-spec` annotation) or, with `sub_groups` (Volcano >= 1.14), its tree as `subGroupPolicy`
     (never both: Volcano advises against combining them; pods join through labels, see `pod_join`). The workload's
     `scheduling.volcano.sh/group-min-member` annotation, Volcano's own knob, sets `minMember` as Volcano would."""
+    _need_plan(plan)
     override = _volcano_min_member(plan)
     manifests = []
     for gang in plan.gangs:
@@ -338,6 +347,7 @@ def to_coscheduling(plan: GangPlan, *, schedule_timeout_seconds: int | None = No
     """One scheduler-plugins `scheduling.x-k8s.io/v1alpha1` PodGroup per gang: `minMember`, `minResources`,
     `scheduleTimeoutSeconds`. Pods join with the label `scheduling.x-k8s.io/pod-group: <name>`. The API has no queue
     or priority."""
+    _need_plan(plan)
     manifests = []
     for gang in plan.gangs:
         spec: dict[str, Any] = {"minMember": gang.min_member}
@@ -394,6 +404,8 @@ def kueue_pod_sets(gang: Gang, *, priority_class: str | None = None) -> list[dic
     """The gang as Kueue PodSets: one per role, `count` = the pods asked for, `minCount` = the minimum when it is
     smaller (partial admission; Kueue allows it on one PodSet, so only the first such role gets it), `template` =
     the role's pod template (metadata reduced to labels and annotations, as Kueue requires)."""
+    if not isinstance(gang, Gang):
+        raise ArgumentTypeError("gang", "a Gang (an item of GangPlan.gangs)", gang)
     roles = [role for role in gang.roles if role.count > 0]
     if len(roles) > KUEUE_MAX_POD_SETS:
         raise ExportError(
@@ -428,6 +440,7 @@ def to_kueue(
     both (`priority`), or the class alone goes on the pod templates (`spec.priorityClassName`), where Kueue's job
     integrations read it.
     """
+    _need_plan(plan)
     manifests = []
     for gang in plan.gangs:
         pod_sets = kueue_pod_sets(gang, priority_class=priority_class if priority is None else None)
@@ -497,6 +510,7 @@ def to_workload_api(plan: GangPlan, *, api_version: str = WORKLOAD_API_VERSIONS[
     one `Workload` with `spec.podGroups[{name, policy}]`; the replicas of a gang are told apart by the pods'
     `spec.workloadRef.podGroupReplicaKey` (see `pod_join`). Replicas of a gang share one template.
     """
+    _need_plan(plan)
     if api_version not in WORKLOAD_API_VERSIONS:
         raise ExportError(
             f"unsupported Workload API version {api_version!r}; use one of {', '.join(WORKLOAD_API_VERSIONS)}"
@@ -606,6 +620,9 @@ def pod_join(
     Workload API, the pod spec field that links it (set at creation: both are immutable): v1alpha2 (1.36)
     `{"spec": {"schedulingGroup": {"podGroupName": <the gang's PodGroup>}}}`, v1alpha1 (1.35)
     `{"spec": {"workloadRef": {name, podGroup, podGroupReplicaKey?}}}`."""
+    _need_plan(plan)
+    if not isinstance(gang, Gang | str):
+        raise ArgumentTypeError("gang", "a Gang of the plan or its name", gang)
     found = plan.gang(gang) if isinstance(gang, str) else gang
     role_name = role.name if isinstance(role, GangRole) else role
     labels: dict[str, str] = {}
@@ -660,6 +677,11 @@ def joined_pod(
 ) -> dict[str, Any]:
     """A copy of `pod` carrying what joins it to its gang in `format` (`pod_join` for its gang and leaf
     sub-group, from its membership in the plan). A pod the plan does not place is returned unchanged (a copy)."""
+    _need_plan(plan)
+    if not isinstance(pod, Mapping):
+        raise ArgumentTypeError("the pod", "a mapping (a Pod object)", pod)
+    if not isinstance(format, str):
+        raise ArgumentTypeError("format", f"one of {', '.join(FORMATS)} (a str)", format)
     out: dict[str, Any] = copy.deepcopy(dict(pod))
     metadata = out.get("metadata")
     metadata = metadata if isinstance(metadata, dict) else {}

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
+from workload_map.errors import ArgumentTypeError
+
 __all__ = [
     "DNS1123_LABEL_MAX",
     "DNS1123_SUBDOMAIN_MAX",
@@ -59,11 +61,18 @@ def dns1123_label_errors(name: str) -> list[str]:
     return errors
 
 
+def _need_text(value: object, what: str) -> None:
+    if not isinstance(value, str):
+        raise ArgumentTypeError(what, "a str", value)
+
+
 def is_dns1123_subdomain(name: str) -> bool:
+    _need_text(name, "name")
     return not dns1123_subdomain_errors(name)
 
 
 def is_dns1123_label(name: str) -> bool:
+    _need_text(name, "name")
     return not dns1123_label_errors(name)
 
 
@@ -72,6 +81,7 @@ def to_dns1123_label(text: str, *, max_length: int = DNS1123_LABEL_MAX) -> str:
     leading/trailing `-`; longer than `max_length` -> cut and suffixed with 8 hex digits of its SHA-256, so two
     long names stay apart. `""` when nothing usable is left.
     """
+    _need_text(text, "text")
     label = _INVALID_RUN.sub("-", text.lower()).strip("-")
     if len(label) <= max_length:
         return label

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Literal
 
+from workload_map.errors import ArgumentTypeError
 from workload_map.gang.errors import GangError, InstanceIdError
 from workload_map.gang.summary import StructureSummary
 from workload_map.resolve import ExtractionError, Resolution, Scale
@@ -54,6 +55,15 @@ def _ids(resolution: Resolution, name: str) -> tuple[str, ...]:
         raise GangError(f"failed to get instance ids of component {name}: {error.message}") from error
 
 
+def _check(resolution: object, component: object, instance_id: object) -> None:
+    if not isinstance(resolution, Resolution):
+        raise ArgumentTypeError("the workload", "a Resolution (workload_map.resolve.resolve)", resolution)
+    if not isinstance(component, str):
+        raise ArgumentTypeError("component", "a component name (a str)", component)
+    if instance_id is not None and not isinstance(instance_id, str):
+        raise ArgumentTypeError("instance_id", "an instance id (a str) or None", instance_id)
+
+
 def subtree_scale(
     resolution: Resolution,
     component: str,
@@ -66,6 +76,7 @@ def subtree_scale(
     `instance_id` (only for the subtree root) must be non-empty and one of the component's instance ids
     (`InstanceIdError` otherwise). Raises `ComponentNotFound` for an unknown component.
     """
+    _check(resolution, component, instance_id)
     summary = summary or StructureSummary(resolution.karta)
     resolution.component(component)
     if instance_id is not None and instance_id == "":
@@ -91,6 +102,9 @@ def role_counts(
     scaleDefinition. A count that belongs to no pod-bearing component (a logical component whose children give 0)
     is kept under that component's name.
     """
+    _check(resolution, component, instance_id)
+    if not isinstance(summary, StructureSummary):
+        raise ArgumentTypeError("summary", "a StructureSummary", summary)
     if summary.has_scale_definition:
         return _by_definition(
             resolution,

@@ -62,9 +62,20 @@ class Grouping:
     member: PodGroupMember
 
 
+def _need(value: object, kind: type | tuple[type, ...], what: str, expected: str) -> None:
+    if not isinstance(value, kind):
+        raise ArgumentTypeError(what, expected, value)
+
+
 def prioritize(candidates: Iterable[Candidate]) -> list[Candidate]:
     """Stable sort: the component's own mentions first, then ancestors' mentions, declaration order kept within
     each class."""
+    if isinstance(candidates, str | bytes | Mapping) or not isinstance(candidates, Iterable):
+        raise ArgumentTypeError("candidates", "an iterable of Candidate", candidates)
+    candidates = list(candidates)
+    for candidate in candidates:
+        if not isinstance(candidate, Candidate):
+            raise ArgumentTypeError("candidates", "an iterable of Candidate", candidate)
     return sorted(candidates, key=lambda candidate: not candidate.direct)
 
 
@@ -192,6 +203,8 @@ def infer_pod_component(query: PodQuerier, summary: StructureSummary) -> str:
     rely on this); otherwise the first leaf, in leaf order, whose componentTypeSelector matches (leaves without a
     podSelector are skipped). No leaf, or no match: `GangError`.
     """
+    _need(query, PodQuerier, "query", "a PodQuerier (workload_map.pods)")
+    _need(summary, StructureSummary, "summary", "a StructureSummary")
     if len(summary.leaves) == 1:
         return summary.leaves[0]
     for leaf in summary.leaves:
@@ -216,6 +229,9 @@ def infer_pod_component_instance(query: PodQuerier, component: str, resolution: 
     Raises `ComponentNotFound` for an unknown component and `GangError` when the ids cannot be read, the component
     has instance ids but no instance selector, or the pod's id is none of them.
     """
+    _need(query, PodQuerier, "query", "a PodQuerier (workload_map.pods)")
+    _need(component, str, "component", "a component name (a str)")
+    _need(resolution, Resolution, "resolution", "a Resolution (workload_map.resolve.resolve)")
     resolved = resolution.component(component)
     try:
         ids = resolved.require_instance_ids()
@@ -238,6 +254,9 @@ def pod_grouping(query: PodQuerier, component: str, summary: StructureSummary) -
     Candidates are tried in priority order (own mentions, then ancestors'); the first whose member has no filters or
     whose filters all yield `true` on the pod wins. A filter that cannot be evaluated raises `GangError`.
     """
+    _need(query, PodQuerier, "query", "a PodQuerier (workload_map.pods)")
+    _need(component, str, "component", "a component name (a str)")
+    _need(summary, StructureSummary, "summary", "a StructureSummary")
     for candidate in summary.candidates.get(component, ()):
         filters = candidate.member.filters
         if filters:
@@ -257,6 +276,8 @@ def pod_grouping(query: PodQuerier, component: str, summary: StructureSummary) -
 def pod_group_keys(query: PodQuerier, member: PodGroupMember) -> list[str]:
     """The member's groupByKeyPaths evaluated on the pod (each must give exactly one non-empty value); `[]` for
     none."""
+    _need(query, PodQuerier, "query", "a PodQuerier (workload_map.pods)")
+    _need(member, PodGroupMember, "member", "a PodGroupMember (a pod group's member)")
     try:
         return query.group_keys(member.group_by_key_paths)
     except SelectorError as error:

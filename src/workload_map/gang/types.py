@@ -16,6 +16,7 @@ from typing import Annotated, Any, Final
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
+from workload_map.errors import ArgumentTypeError
 from workload_map.gang.scale import ScaleMode
 from workload_map.gang.summary import GangFormat
 from workload_map.resolve import ObjectRef
@@ -393,4 +394,6 @@ class GangPlanDocument(msgspec.Struct, frozen=True, omit_defaults=True, rename="
 
 def format_resources(resources: Mapping[str, Fraction]) -> dict[str, str]:
     """Amounts as Kubernetes quantity strings (`"500m"`, `"16Gi"`, `"8"`), names sorted, zeros dropped."""
+    if not isinstance(resources, Mapping):
+        raise ArgumentTypeError("resources", "a mapping of resource names to amounts", resources)
     return {name: format_quantity(amount, quantity_kind(name)) for name, amount in sorted(resources.items()) if amount}
