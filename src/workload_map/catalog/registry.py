@@ -9,14 +9,16 @@ says which one was dropped.
 
 from __future__ import annotations
 
+import io
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal, get_args
 
 from workload_map._io import read_input_text
+from workload_map.catalog import precompiled
 from workload_map.errors import ArgumentTypeError, ArgumentValueError
 from workload_map.model import GVK, Karta, loads_definitions
 
@@ -31,19 +33,29 @@ _DEFINITIONS_DIR = "definitions"
 # --- the built-in catalog -----------------------------------------------------------------------------------
 
 
-def _load_builtin() -> tuple[Karta, ...]:
-    """Every packaged definition, read, parsed and typed (uncached: `_builtin` keeps the result)."""
+def _builtin_files() -> list[tuple[str, bytes]]:
+    """Every packaged definition file as (name, bytes), in file-name order."""
     directory = resources.files(_DEFINITIONS_PACKAGE).joinpath(_DEFINITIONS_DIR)
-    files = sorted(
+    entries = sorted(
         (entry for entry in directory.iterdir() if entry.name.endswith((".yaml", ".yml"))), key=lambda e: e.name
     )
+    return [(entry.name, entry.read_bytes()) for entry in entries]
+
+
+def _parse_builtin(files: Sequence[tuple[str, bytes]]) -> tuple[Karta, ...]:
+    """The definitions in packaged files, parsed and typed from their YAML."""
     kartas: list[Karta] = []
-    for entry in files:
-        label = f"catalog/{entry.name}"
-        with entry.open("rb") as handle:  # the one bounded reader, as for every other input
-            _, text = read_input_text(handle, label=label)
+    for name, data in files:
+        label = f"catalog/{name}"
+        _, text = read_input_text(io.BytesIO(data), label=label)  # the one bounded reader, as for every other input
         kartas.extend(loads_definitions(text, source=label))
     return tuple(kartas)
+
+
+def _load_builtin() -> tuple[Karta, ...]:
+    """Every packaged definition, typed: from the precompiled blob when it matches the files, else from the YAML
+    (uncached in memory: `_builtin` keeps the result)."""
+    return precompiled.load_cached(_builtin_files(), _parse_builtin)
 
 
 _BUILTIN: tuple[Karta, ...] | None = None

@@ -1,0 +1,166 @@
+"""The precompiled catalog (catalog/precompiled.py): the blob decodes to exactly the definitions the YAML gives,
+and a changed, added or removed definition file is picked up (a new key, parsed again) rather than served stale."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from workload_map.catalog import precompiled, registry
+from workload_map.model import Karta
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {"WMAP_CACHE_DIR": str(tmp_path / "cache")}
+
+
+class Counting:
+    """The YAML parser, counting its calls (a blob hit never parses)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, files: Sequence[tuple[str, bytes]]) -> tuple[Karta, ...]:
+        self.calls += 1
+        return registry._parse_builtin(files)
+
+
+def _blobs(env: dict[str, str]) -> list[Path]:
+    return sorted((Path(env["WMAP_CACHE_DIR"]) / "catalog").glob("*.msgpack"))
+
+
+def test_the_blob_decodes_to_the_yaml_definitions(env: dict[str, str]) -> None:
+    files = registry._builtin_files()
+    from_yaml = registry._parse_builtin(files)
+    parse = Counting()
+    first = precompiled.load_cached(files, parse, env)
+    second = precompiled.load_cached(files, parse, env)
+    assert parse.calls == 1  # the second load decoded the blob
+    assert len(_blobs(env)) == 1
+    assert len(second) == len(from_yaml) >= 24
+    assert second == from_yaml  # msgspec structs compare field by field, nested
+    assert [k.name for k in second] == [k.name for k in from_yaml]
+    assert all(type(k) is Karta for k in second)
+    assert first == from_yaml
+
+
+def test_the_builtin_catalog_is_the_yaml_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WMAP_CACHE_DIR", str(tmp_path))
+    from_yaml = registry._parse_builtin(registry._builtin_files())
+    assert registry._load_builtin() == from_yaml  # builds the blob
+    assert list((tmp_path / "catalog").glob("*.msgpack"))
+    assert registry._load_builtin() == from_yaml  # decodes it
+
+
+def _renamed(files: Sequence[tuple[str, bytes]], old: str, new: str) -> bytes:
+    data = dict(files)["batch-job-v1.yaml"]
+    assert old.encode() in data
+    return data.replace(old.encode(), new.encode())
+
+
+def test_an_added_definition_is_picked_up(env: dict[str, str]) -> None:
+    files = registry._builtin_files()
+    parse = Counting()
+    before = precompiled.load_cached(files, parse, env)
+    job = next(k for k in before if k.name and k.root_gvk is not None and k.root_gvk.kind == "Job")
+    extra = _renamed(files, f"name: {job.name}", "name: zz-added-by-test").replace(b"kind: Job", b"kind: TestJob")
+    grown = sorted([*files, ("zz-added.yaml", extra)])
+    after = precompiled.load_cached(grown, parse, env)
+    assert parse.calls == 2
+    assert len(after) == len(before) + 1
+    assert "zz-added-by-test" in {k.name for k in after}
+    assert after == registry._parse_builtin(grown)
+    # and the original set still decodes from its own blob
+    assert precompiled.load_cached(files, parse, env) == before
+    assert parse.calls == 2
+
+
+def test_an_edited_or_removed_definition_is_picked_up(env: dict[str, str]) -> None:
+    files = registry._builtin_files()
+    parse = Counting()
+    before = precompiled.load_cached(files, parse, env)
+    job = next(k for k in before if k.root_gvk is not None and k.root_gvk.kind == "Job")
+    edited = [
+        (n, _renamed(files, f"name: {job.name}", "name: edited") if n == "batch-job-v1.yaml" else d) for n, d in files
+    ]
+    after = precompiled.load_cached(edited, parse, env)
+    assert parse.calls == 2
+    assert "edited" in {k.name for k in after} and job.name not in {k.name for k in after}
+    shrunk = [(n, d) for n, d in files if n != "batch-job-v1.yaml"]
+    fewer = precompiled.load_cached(shrunk, parse, env)
+    assert parse.calls == 3
+    assert job.name not in {k.name for k in fewer} and len(fewer) < len(before)
+
+
+def test_the_key_covers_names_bytes_version_and_model() -> None:
+    files = [("a.yaml", b"x"), ("b.yaml", b"y")]
+    key = precompiled.catalog_key(files)
+    assert key == precompiled.catalog_key(list(files))
+    assert key != precompiled.catalog_key([("a.yaml", b"x"), ("b.yaml", b"z")])
+    assert key != precompiled.catalog_key([("a.yaml", b"x"), ("c.yaml", b"y")])
+    assert key != precompiled.catalog_key([("a.yaml", b"xb.yaml"), ("", b"y")])  # lengths separate the parts
+    assert key != precompiled.catalog_key(files[:1])
+
+
+def test_the_key_covers_the_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = [("a.yaml", b"x")]
+    key = precompiled.catalog_key(files)
+    monkeypatch.setattr(precompiled._version, "__version__", "0.0.0-test")
+    assert precompiled.catalog_key(files) != key
+
+
+def test_a_damaged_blob_is_parsed_again_and_rewritten(env: dict[str, str]) -> None:
+    files = registry._builtin_files()
+    parse = Counting()
+    good = precompiled.load_cached(files, parse, env)
+    (blob,) = _blobs(env)
+    blob.write_bytes(blob.read_bytes()[:1000])
+    assert precompiled.load_cached(files, parse, env) == good
+    assert parse.calls == 2
+    assert msgspec.msgpack.decode(blob.read_bytes(), type=tuple[Karta, ...]) == good  # rewritten whole
+
+
+def test_an_unwritable_cache_falls_back_to_the_yaml(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    env = {"WMAP_CACHE_DIR": str(blocker)}
+    files = registry._builtin_files()
+    parse = Counting()
+    assert precompiled.load_cached(files, parse, env) == registry._parse_builtin(files)
+    assert precompiled.load_cached(files, parse, env) == registry._parse_builtin(files)
+    assert parse.calls == 2
+
+
+def test_the_cache_can_be_turned_off(env: dict[str, str]) -> None:
+    files = registry._builtin_files()
+    parse = Counting()
+    env = {**env, "WMAP_NO_CATALOG_CACHE": "1"}
+    precompiled.load_cached(files, parse, env)
+    precompiled.load_cached(files, parse, env)
+    assert parse.calls == 2
+    assert not _blobs(env)
+
+
+def test_a_bad_definition_is_still_an_error(env: dict[str, str]) -> None:
+    files = [*registry._builtin_files(), ("zz-bad.yaml", b"kind: Karta\napiVersion: nope\n")]
+    with pytest.raises(ValueError, match=r"zz-bad\.yaml"):
+        precompiled.load_cached(files, registry._parse_builtin, env)
+    assert not _blobs(env)
+
+
+def test_old_blobs_are_pruned(env: dict[str, str]) -> None:
+    files = registry._builtin_files()
+    for number in range(7):
+        edited = [*files[:-1], (files[-1][0], files[-1][1] + f"\n# edit {number}\n".encode())]
+        precompiled.load_cached(edited, registry._parse_builtin, env)
+    assert 1 <= len(_blobs(env)) <= 4
+
+
+def test_the_default_cache_directory() -> None:
+    assert precompiled.cache_dir({"WMAP_CACHE_DIR": "/x/y"}) == Path("/x/y")
+    assert precompiled.cache_dir({"XDG_CACHE_HOME": "/c"}) == Path("/c/workload-map")
+    assert precompiled.cache_dir({}) == Path.home() / ".cache" / "workload-map"
