@@ -116,3 +116,17 @@ def test_gang_of_a_workload_nothing_of_which_can_be_read_is_exit_1(wmap: Wmap, t
 def test_gang_of_a_readable_workload_is_still_exit_0(wmap: Wmap) -> None:
     result = wmap("gang", "-f", str(EXAMPLES / "pytorchjob.yaml"), "-o", "yaml")
     assert result.code == 0, result.output
+
+
+@pytest.mark.parametrize("target", ["loop.yaml", "missing.yaml"], ids=["a symbolic link loop", "a dangling link"])
+def test_a_broken_link_in_a_directory_is_named_and_the_rest_checked(wmap: Wmap, tmp_path: Path, target: str) -> None:
+    directory = tmp_path / "defs"
+    directory.mkdir()
+    shutil.copy(REPO / "src" / "workload_map" / "catalog" / "definitions" / "batch-job-v1.yaml", directory)
+    (directory / "loop.yaml").symlink_to(target)
+    result = wmap("validate", str(directory))
+    assert result.code == 1, result.output
+    assert "OK: batch-job-v1" in result.stdout
+    assert f"warning: {directory / 'loop.yaml'}: " in result.stderr
+    described = wmap("describe", "-f", str(directory), "-o", "json")  # a directory of definitions, not workloads
+    assert "loop.yaml" in described.stderr and "Traceback" not in described.output

@@ -179,3 +179,9 @@ def test_exec_plugin_failures_are_one_line_errors(tmp_path: Path) -> None:
     garbage = plugin(tmp_path, "print('hello')\n")
     with pytest.raises(KubeconfigError, match="did not print an ExecCredential"):
         run_exec_plugin_with_expiry(exec_spec(garbage))
+
+
+def test_a_plugin_printing_without_end_is_stopped_at_the_limit(tmp_path: Path) -> None:
+    endless = plugin(tmp_path, "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n")
+    with pytest.raises(KubeconfigError, match=r"printed more than 1024 KiB .* it was stopped"):
+        run_exec_plugin_with_expiry(exec_spec(endless))

@@ -12,7 +12,6 @@ document that plainly is not one (a ConfigMap, a Service, a CRD), which `describ
 from __future__ import annotations
 
 import datetime
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from workload_map._io import InputError
 from workload_map.cli.errors import CLIError, UsageError
 from workload_map.model import DocumentError
 from workload_map.model.yamlio import iter_files, read_documents_each
+from workload_map.model.yamlio import unreadable_directories as yamlio_unreadable_directories
 
 # Kinds that are never workloads, whatever they hold (checked before looking for pod containers).
 NOT_WORKLOADS = frozenset(
@@ -185,16 +185,10 @@ def _scalar_text(value: Any) -> str:
 def unreadable_directories(directory: Path) -> list[DocumentError]:
     """The directories below `directory` that cannot be listed (their files are not read): named, not skipped
     silently (`Path.rglob` ignores them)."""
-    problems: list[DocumentError] = []
-
-    def failed(error: OSError) -> None:
-        where = str(error.filename) if error.filename else str(directory)
-        problems.append(DocumentError(where, f"cannot be read: {error.strerror or error} (a directory: not searched)"))
-
-    for root, dirs, _ in os.walk(directory, onerror=failed):
-        dirs[:] = [name for name in dirs if not name.startswith(".")]  # hidden ones are skipped, as iter_files does
-        del root
-    return problems
+    return [
+        DocumentError(where, f"cannot be read: {why} (a directory: not searched)")
+        for where, why in yamlio_unreadable_directories(directory)
+    ]
 
 
 def _files_of(raw: str) -> tuple[list[Path], bool]:

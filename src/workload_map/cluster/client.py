@@ -390,6 +390,43 @@ def run_exec_plugin(spec: UserExec) -> str:
     return run_exec_plugin_with_expiry(spec)[0]
 
 
+_EXEC_OUTPUT_LIMIT = 1024 * 1024  # what a credential plugin may print; more is a broken or hostile plugin
+
+
+def _run_bounded(command: list[str], env: dict[str, str], *, timeout: float, limit: int) -> tuple[int, bytes, bytes]:
+    """Run a plugin and read at most `limit` (+1) bytes of each of its streams: past that it is killed, so a plugin
+    printing without end cannot fill the caller's memory (the kubeconfig's plugin is the user's own, yet bounded
+    like every other input, docs/security.md)."""
+    import threading
+
+    with subprocess.Popen(
+        command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as process:
+        buffers = (bytearray(), bytearray())
+
+        def pump(stream: Any, buffer: bytearray) -> None:
+            while chunk := stream.read(65536):
+                if len(buffer) <= limit:
+                    buffer.extend(chunk[: limit + 1 - len(buffer)])
+                if len(buffer) > limit:
+                    process.kill()
+
+        readers = [
+            threading.Thread(target=pump, args=(stream, buffer), daemon=True)
+            for stream, buffer in zip((process.stdout, process.stderr), buffers, strict=True)
+        ]
+        for reader in readers:
+            reader.start()
+        try:
+            returncode = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+        for reader in readers:
+            reader.join(timeout=5)
+    return returncode, bytes(buffers[0]), bytes(buffers[1])
+
+
 def run_exec_plugin_with_expiry(spec: UserExec) -> tuple[str, float | None]:
     """Run an exec credential plugin: (token, expiry as a UNIX time or None)."""
     import datetime
@@ -411,14 +448,19 @@ def run_exec_plugin_with_expiry(spec: UserExec) -> tuple[str, float | None]:
         hint = spec.installHint.strip() if spec.installHint else "install it or fix users[].user.exec.command"
         raise KubeconfigError(f"exec credential plugin {spec.command!r} not found", hint=_one_line(hint))
     try:
-        done = subprocess.run(command, env=env, capture_output=True, timeout=120, check=False)
+        returncode, stdout, stderr = _run_bounded(command, env, timeout=120, limit=_EXEC_OUTPUT_LIMIT)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise KubeconfigError(f"exec credential plugin {spec.command!r} failed: {one_line(exc)}") from None
-    if done.returncode != 0:
-        err = _one_line(done.stderr.decode("utf-8", "replace"))[:300]
-        raise KubeconfigError(f"exec credential plugin {spec.command!r} exited with {done.returncode}: {err}")
+    if len(stdout) > _EXEC_OUTPUT_LIMIT:
+        raise KubeconfigError(
+            f"exec credential plugin {spec.command!r} printed more than {_EXEC_OUTPUT_LIMIT // 1024} KiB "
+            "(an ExecCredential is a few hundred bytes); it was stopped"
+        )
+    if returncode != 0:
+        err = _one_line(stderr.decode("utf-8", "replace"))[:300]
+        raise KubeconfigError(f"exec credential plugin {spec.command!r} exited with {returncode}: {err}")
     try:
-        credential = json.loads(done.stdout)
+        credential = json.loads(stdout)
         status = credential["status"]
     except (ValueError, KeyError, TypeError):
         raise KubeconfigError(

@@ -303,9 +303,10 @@ def iter_files(directory: Path, suffixes: tuple[str, ...] = (".yaml", ".yml", ".
     """Files of a directory tree with one of the suffixes, in a stable (sorted) order; hidden ones skipped.
 
     Hidden means a dot-name below `directory`: the directory's own path may have any (`../defs`,
-    `~/.config/wmap/definitions`)."""
+    `~/.config/wmap/definitions`). A broken symbolic link with one of the suffixes (dangling, or a loop) is
+    yielded too, so the reader names it as unreadable instead of it being passed over."""
     for path in sorted(directory.rglob("*")):
-        if not (path.suffix in suffixes and path.is_file()):
+        if path.suffix not in suffixes or not (path.is_file() or (path.is_symlink() and not path.exists())):
             continue
         if not any(part.startswith(".") for part in path.relative_to(directory).parts):
             yield path

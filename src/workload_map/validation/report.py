@@ -5,8 +5,9 @@
 - `INVALID: <name> (<source>)` with every error and warning indented below it (`INVALID: <source>` when the
   definition could not be loaded, so has no name); exit 1 if any definition is invalid or a file holds none;
 - `error: <file>: <why>` for a file that cannot be read or is not YAML/JSON; exit 2 (wins over 1);
-- a directory below one given that cannot be listed (`FileReport.partial`): named, the rest is checked, exit 1
-  (a partial result; `wmap validate` prints it as a warning).
+- a directory below one given that cannot be listed, or a file in it that cannot be opened (a dangling or looping
+  symbolic link; `FileReport.partial`): named, the rest is checked, exit 1 (a partial result; `wmap validate`
+  prints it as a warning), as every command treats an unreadable file inside a directory.
 """
 
 from __future__ import annotations
@@ -126,6 +127,17 @@ def check_file(path: str | Path) -> FileReport:
     return FileReport(path=label, definitions=tuple(_definition_report(lb, item) for lb, item in result.items))
 
 
+def _inside_directory(report: FileReport, file: Path) -> FileReport:
+    """A file found in a directory that cannot even be opened is a partial result (exit 1), not a bad input."""
+    if not report.unreadable:
+        return report
+    try:
+        with open(file, "rb"):
+            return report
+    except OSError:
+        return FileReport(path=report.path, problem=report.problem, partial=True)
+
+
 def check_files(paths: Iterable[str | Path]) -> ValidationReport:
     """Validate files and directories (every *.yaml, *.yml and *.json below them), in the order given."""
     if isinstance(paths, (str, bytes, Path)) or not isinstance(paths, Iterable):
@@ -144,7 +156,7 @@ def check_files(paths: Iterable[str | Path]) -> ValidationReport:
             if not files and not hidden:
                 reports.append(FileReport(path=str(path), problem="no *.yaml, *.yml or *.json files in the directory"))
             reports += hidden
-            reports += [check_file(file) for file in files]
+            reports += [_inside_directory(check_file(file), file) for file in files]
         else:
             reports.append(check_file(path))
     return ValidationReport(files=tuple(reports))
