@@ -51,6 +51,10 @@ COMMANDS: dict[str, CommandSpec] = {
         "workload_map.cli.commands.watch:watch",
         "Watch one workload: its tree redrawn as it and its pods change.",
     ),
+    "serve": CommandSpec(
+        "workload_map.cli.commands.serve:serve",
+        "Serve the cluster's workloads as Prometheus metrics and a read-only JSON API over HTTP.",
+    ),
     "suspend": CommandSpec(
         "workload_map.cli.commands.suspend:suspend",
         "Suspend a workload in the cluster through its definition's suspend actions.",

@@ -1,0 +1,320 @@
+"""The live engine behind `wmap serve`: every covered workload type the kubeconfig may list, the pods and the owners
+between them, watched and kept in `store.Store` as views (the same views `wmap describe` prints).
+
+Informers (`cluster.informer_aio.AsyncInformer`): one per served covered type (a LIST + WATCH, cluster-wide or in
+one namespace), one for pods, and a metadata-only one per owner kind the pods' chains pass through (ReplicaSets,
+Jobs, StatefulSets), started as the `cluster.index.WorkloadIndex` meets them. Only top-level workloads are shown,
+as in `wmap get --all-types`: an object whose controller is of a covered type (a JobSet's Jobs, a CronJob's Jobs)
+is fed to the index as an owner, so its pods are filed under the top-level workload. Bare Pods are not workloads
+here. A view is recomputed only when its workload's resourceVersion or its pods' changed (`ResolutionCache`).
+
+A type RBAC does not let us list is a warning and left out; pods that cannot be listed leave every workload
+without pods (a warning). When no covered type can be listed at all, `run()` raises `ServeError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from workload_map.catalog import DefinitionRegistry
+from workload_map.cluster.aio import AsyncApiClient
+from workload_map.cluster.discovery import DiscoveryDocument
+from workload_map.cluster.errors import ClusterError
+from workload_map.cluster.index import ResolutionCache, WorkloadIndex
+from workload_map.cluster.informer import Change, WatchedResource
+from workload_map.cluster.informer_aio import AsyncInformer
+from workload_map.cluster.owners import controller_of, group_of, reference_kind, uid_of
+from workload_map.errors import WorkloadMapError
+from workload_map.jq import EvaluationPolicy
+from workload_map.model import Karta
+from workload_map.pods import OwnerIndex, attribute
+from workload_map.resolve import resolve
+from workload_map.serve.errors import ServeError
+from workload_map.serve.store import Store, WatchedType
+from workload_map.view import WorkloadView, build_view
+
+__all__ = ["Engine", "EngineConfig"]
+
+PolicyFor = Callable[[str, str], EvaluationPolicy | None]
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """What to watch: the types the definitions cover that the server serves, in `namespace` or everywhere."""
+
+    discovery: DiscoveryDocument
+    registry: DefinitionRegistry
+    namespace: str | None = None
+    policy_for: PolicyFor = lambda _name, _origin: None
+    gpu_names: tuple[str, ...] = ()
+    chunk_size: int = 500
+    poll_interval: float = 10.0
+
+
+@dataclass(frozen=True)
+class _Target:
+    watched: WatchedType
+    karta: Karta
+    resource: WatchedResource
+
+
+@dataclass
+class _Item:
+    source: str  # a target's kind key, "pods" or "owners"
+    change: Change | None = None
+    error: ClusterError | None = None
+    synced: bool = False
+
+
+class Engine:
+    """See the module docstring. `await engine.run()` until cancelled; readers use `store`; `changed` is set (and
+    replaced) after every applied batch, for the live stream."""
+
+    def __init__(
+        self, client: AsyncApiClient, config: EngineConfig, *, store: Store | None = None, log: Callable[[str], None]
+    ) -> None:
+        self.client = client
+        self.config = config
+        self.store = store if store is not None else Store()
+        self.log = log
+        self.index = WorkloadIndex()
+        self.changed = asyncio.Event()
+        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._pending = 0
+        self._targets: dict[tuple[str, str], _Target] = {}
+        self._covered: set[tuple[str, str]] = set()
+        self._owner_kinds: set[tuple[str, str]] = set()
+        self._nested: set[str] = set()  # UIDs of covered objects owned by another covered object
+        self._kind_of: dict[str, tuple[str, str]] = {}  # workload UID -> (group, kind)
+        self._cache: ResolutionCache[WorkloadView | str] = ResolutionCache(self._compute)
+        self._refused: list[str] = []
+
+    # --- what to watch ------------------------------------------------------------------------------------------
+
+    def _plan(self) -> None:
+        config = self.config
+        namespace = config.namespace
+        for entry in config.registry.effective():
+            gvk = entry.gvk
+            if gvk is not None and gvk.kind and gvk.version:
+                self._covered.add((gvk.group, gvk.kind))
+        for group, kind in sorted(self._covered):
+            if (group, kind) == ("", "Pod"):
+                continue  # pods are the pod informer's; a bare Pod is not a workload here
+            resource = config.discovery.preferred(group, kind)
+            if resource is None or not resource.can("list") or not resource.can("watch"):
+                continue  # not served: left out silently, as `get --all-types` does
+            found = config.registry.for_gvk(group, resource.version, kind)
+            if found is None:
+                continue
+            scope = namespace if resource.namespaced else None
+            watched = WatchedType(group, resource.version, kind, resource.qualified, found.karta.name, found.origin)
+            self.store.types.append(watched)
+            self._targets[(group, kind)] = _Target(
+                watched,
+                found.karta,
+                WatchedResource(
+                    path=resource.collection_path(scope),
+                    kind=kind,
+                    api_version=resource.api_version,
+                    resource=resource.qualified,
+                    namespace=scope,
+                ),
+            )
+        self._owner_kinds = set(self._targets)
+
+    # --- running ------------------------------------------------------------------------------------------------
+
+    def _start(self, source: str, resource: WatchedResource) -> None:
+        queue = self._queue
+        informer = AsyncInformer(
+            self.client,
+            resource,
+            on_change=lambda change: queue.put_nowait(_Item(source, change)),
+            on_synced=lambda synced: queue.put_nowait(_Item(source, synced=not synced.relist)),
+            on_warning=self._warn,
+            chunk_size=self.config.chunk_size,
+            poll_interval=self.config.poll_interval,
+        )
+
+        async def run() -> None:
+            try:
+                await informer.run()
+            except ClusterError as exc:
+                queue.put_nowait(_Item(source, error=exc))
+
+        self._pending += 1
+        self._tasks.append(asyncio.get_running_loop().create_task(run()))
+
+    async def run(self) -> None:
+        """Watch until cancelled. Raises `ServeError` when no covered type can be listed."""
+        self._plan()
+        if not self._targets:
+            raise ServeError("the cluster serves none of the workload types the definitions cover")
+        for (group, kind), target in self._targets.items():
+            self._start(f"{group}/{kind}", target.resource)
+        namespace = self.config.namespace
+        self._start(
+            "pods",
+            WatchedResource(
+                path=f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods",
+                kind="Pod",
+                api_version="v1",
+                resource="pods",
+                namespace=namespace,
+            ),
+        )
+        try:
+            while True:
+                items = [await self._queue.get()]
+                while not self._queue.empty():
+                    items.append(self._queue.get_nowait())
+                touched: set[str] = set()
+                for item in items:
+                    touched |= self._take(item)
+                self._start_owner_informers()
+                if self._pending == 0 and not self.store.synced:
+                    self.store.synced = True
+                    touched |= set(self.index.workloads)
+                if self.store.synced and touched:
+                    self._refresh(touched)
+        finally:
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+
+    def _warn(self, message: str) -> None:
+        self.store.warn(message)
+        self.log(f"warning: {message}")
+
+    def _take(self, item: _Item) -> set[str]:
+        if item.error is not None:
+            self._pending -= 1
+            self._failed(item.source, item.error)
+            return set()
+        if item.synced:
+            self._pending -= 1
+            if item.source not in ("pods", "owners"):
+                target = self._targets[_split(item.source)]
+                target.watched.synced = True
+        if item.change is None:
+            return set()
+        change = item.change
+        deleted = change.type == "DELETED"
+        if item.source == "pods":
+            return self.index.remove_pod(change.object) if deleted else self.index.set_pod(change.object)
+        if item.source == "owners":
+            return self.index.remove_owner(change.object) if deleted else self.index.set_owner(change.object)
+        return self._workload_change(_split(item.source), change.object, deleted)
+
+    def _workload_change(self, kind: tuple[str, str], obj: dict[str, Any], deleted: bool) -> set[str]:
+        uid = uid_of(obj)
+        index = self.index
+        if deleted:
+            self._nested.discard(uid)
+            self._kind_of.pop(uid, None)
+            return index.remove_workload(obj) | index.remove_owner(obj)
+        reference = controller_of(obj)
+        nested = reference is not None and reference_kind(reference) in self._covered
+        touched: set[str] = set()
+        if nested:
+            if uid not in self._nested:
+                touched |= index.remove_workload(obj)
+                self._nested.add(uid)
+                self._kind_of.pop(uid, None)
+            return touched | index.set_owner(obj)
+        if uid in self._nested:
+            self._nested.discard(uid)
+            touched |= index.remove_owner(obj)
+        self._kind_of[uid] = kind
+        return touched | index.set_workload(obj)
+
+    def _failed(self, source: str, error: ClusterError) -> None:
+        if source == "pods":
+            self.store.pods_watched = False
+            self._warn(f"cannot watch pods ({error.message}); workloads are shown without their pods")
+        elif source == "owners":
+            self._warn(f"cannot watch an owner kind ({error.message}); pods owned through it are not attributed")
+        else:
+            target = self._targets[_split(source)]
+            target.watched.error = error.message
+            self._refused.append(error.message)
+            self._warn(f"not watching {target.watched.kind}: {error.message}")
+            if len(self._refused) == len(self._targets):
+                message = f"cannot list any covered workload type: {self._refused[0]}"
+                self.store.failure = message
+                raise ServeError(message)
+
+    def _start_owner_informers(self) -> None:
+        if not self.store.pods_watched:
+            return
+        for api_version, kind in sorted(self.index.unknown_owner_kinds()):
+            group = group_of(api_version)
+            if (group, kind) in self._owner_kinds:
+                continue
+            self._owner_kinds.add((group, kind))
+            resource = self.config.discovery.preferred(group, kind)
+            if resource is None or not resource.can("list"):
+                continue  # not served: those pods stay unattributed, as in describe
+            namespace = self.config.namespace if resource.namespaced else None
+            self._start(
+                "owners",
+                WatchedResource(
+                    path=resource.collection_path(namespace),
+                    kind=resource.kind,
+                    api_version=resource.api_version,
+                    resource=resource.qualified,
+                    namespace=namespace,
+                    metadata_only=True,
+                ),
+            )
+
+    # --- views --------------------------------------------------------------------------------------------------
+
+    def _refresh(self, touched: set[str]) -> None:
+        store = self.store
+        for uid in touched:
+            if uid not in self.index.workloads:
+                store.drop(uid)
+                self._cache.forget(uid)
+                continue
+            value = self._cache.get(self.index, uid)
+            if isinstance(value, WorkloadView):
+                store.put(uid, value)
+            elif value is not None:
+                store.drop(uid)
+                store.resolve_errors[uid] = value
+        store.generation += 1
+        self.changed.set()
+        self.changed = asyncio.Event()
+
+    def _compute(self, workload: dict[str, Any], pods: list[dict[str, Any]], owners: OwnerIndex) -> WorkloadView | str:
+        kind = self._kind_of.get(uid_of(workload))
+        target = self._targets.get(kind) if kind is not None else None
+        if target is None:
+            return "not a watched type"
+        watched = target.watched
+        try:
+            resolution = resolve(
+                target.karta, workload, policy=self.config.policy_for(watched.definition, watched.origin)
+            )
+            attribution = attribute(resolution, pods if self.store.pods_watched else [], owners)
+            return build_view(resolution, attribution, origin=watched.origin, gpu_resource_names=self.config.gpu_names)
+        except WorkloadMapError as exc:
+            metadata = workload.get("metadata") or {}
+            message = f"{watched.kind} {metadata.get('namespace', '')}/{metadata.get('name', '')}: {exc}"
+            self._warn(message)
+            return message
+
+
+def _split(source: str) -> tuple[str, str]:
+    group, _, kind = source.rpartition("/")
+    return group, kind

@@ -1,0 +1,80 @@
+"""The HTTP routes of `wmap serve` on aiohttp (read-only: every route is a GET).
+
+| route | answer |
+|---|---|
+| `/metrics` | the Prometheus text format (`serve.metrics`) |
+| `/api/v1/workloads`, `/api/v1/workloads/{namespace}/{kind}/{name}`, `/api/v1/definitions` | JSON (`serve.api`) |
+| `/healthz` | 200 while the process serves |
+| `/readyz` | 200 once every informer has listed; 503 before, or after the watch failed |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from workload_map.catalog import DefinitionRegistry
+from workload_map.serve import api
+from workload_map.serve.metrics import WorkloadCollector, registry_for, render
+from workload_map.serve.store import Store
+
+__all__ = ["make_app"]
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+_SECURITY = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+_METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def _json(document: Any, status: int = 200) -> web.Response:
+    return web.Response(body=msgspec.json.encode(document), status=status, content_type="application/json")
+
+
+@web.middleware
+async def _problems(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        response = await handler(request)
+    except api.RequestError as problem:
+        response = _json(problem.document(), problem.status)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        response = _json(api.RequestError(exc.status, exc.reason).document(), exc.status)
+    response.headers.update(_SECURITY)
+    return response
+
+
+def make_app(store: Store, registry: DefinitionRegistry, collector: WorkloadCollector) -> web.Application:
+    """The application over a store the engine keeps current."""
+    metrics_registry = registry_for(collector)
+
+    async def metrics(_: web.Request) -> web.Response:
+        return web.Response(body=render(metrics_registry), headers={"Content-Type": _METRICS_TYPE})
+
+    async def list_workloads(request: web.Request) -> web.Response:
+        return _json(api.workloads(store, request.query))
+
+    async def one_workload(request: web.Request) -> web.Response:
+        info = request.match_info
+        return _json(api.workload(store, info["namespace"], info["kind"], info["name"]))
+
+    async def definitions(_: web.Request) -> web.Response:
+        return _json(api.definitions(store, registry))
+
+    async def healthz(_: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def readyz(_: web.Request) -> web.Response:
+        ready, document = api.readiness(store)
+        return _json(document, 200 if ready else 503)
+
+    app = web.Application(middlewares=[_problems])
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/api/v1/workloads", list_workloads)
+    app.router.add_get("/api/v1/workloads/{namespace}/{kind}/{name}", one_workload)
+    app.router.add_get("/api/v1/definitions", definitions)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    return app
