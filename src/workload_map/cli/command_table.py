@@ -75,6 +75,10 @@ COMMANDS: dict[str, CommandSpec] = {
         "workload_map.cli.commands.gang:gang",
         "Show the gang-scheduling plan of workloads, or export it for a scheduler.",
     ),
+    "controller": CommandSpec(
+        "workload_map.cli.commands.controller:controller",
+        "Run the Karta operator and the pod grouper (workload-map-controller).",
+    ),
     "completion": CommandSpec(
         "workload_map.cli.commands.completion:completion",
         "Print the shell completion script for bash, zsh or fish.",

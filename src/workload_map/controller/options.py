@@ -1,0 +1,143 @@
+"""The flags of `workload-map-controller` (and `wmap controller`, which hands them here unparsed).
+
+Parsed with argparse, not click: the controller is its own process and its flags follow controller-runtime's
+spelling (`--leader-elect=false`, `--metrics-bind-address :8080`). Every boolean flag takes `--flag`,
+`--flag=true` and `--flag=false`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from workload_map.errors import WorkloadMapError
+
+__all__ = ["SCHEDULERS", "ControllerOptions", "OptionsError", "parse_options"]
+
+SCHEDULERS = ("kai", "volcano", "coscheduling", "workload")
+
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+class OptionsError(WorkloadMapError, ValueError):
+    """A flag the controller cannot start with (the message names it)."""
+
+
+@dataclass(frozen=True)
+class ControllerOptions:
+    """What the controller was started with (see docs/controller.md, "Flags")."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    scheduler: str = "kai"
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: str | None = None
+    leader_elect: bool = True
+    leader_election_id: str = "workload-map-controller"
+    leader_election_namespace: str = "default"
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    identity: str | None = None
+    dry_run: bool = False
+    metrics_bind_address: str = ":8080"
+    health_probe_bind_address: str = ":8081"
+    queue: str | None = None
+    karta_operator: bool = True
+    pod_grouper: bool = True
+    log_level: str = "info"
+
+
+def _boolean(text: str) -> bool:
+    value = text.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _bool_flag(parser: argparse.ArgumentParser, name: str, default: bool, help: str) -> None:
+    # nargs="?" with const=True: `--flag` alone is true, `--flag=false` (or `--flag false`) sets it.
+    parser.add_argument(
+        name, type=_boolean, nargs="?", const=True, default=default, metavar="true|false", help=f"{help} ({default})"
+    )
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise OptionsError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="workload-map-controller",
+        description="The Karta operator and pod grouper of Workload Map (docs/controller.md).",
+    )
+    parser.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig file (default: in-cluster, then ~/.kube)")
+    parser.add_argument("--context", help="kubeconfig context")
+    parser.add_argument("--scheduler", choices=SCHEDULERS, default="kai", help="whose PodGroups to write (kai)")
+    parser.add_argument(
+        "--namespaces", default="", metavar="NS[,NS...]", help="group workloads in these namespaces only (all)"
+    )
+    parser.add_argument(
+        "--namespace-selector", metavar="SELECTOR", help="group workloads in namespaces with these labels only"
+    )
+    _bool_flag(parser, "--leader-elect", True, "run only while holding the leader Lease")
+    parser.add_argument("--leader-election-id", default="workload-map-controller", help="the Lease's name")
+    parser.add_argument("--leader-election-namespace", default="default", help="the Lease's namespace (default)")
+    parser.add_argument("--lease-duration", type=_positive, default=15.0, metavar="SECONDS", help="(15)")
+    parser.add_argument("--renew-deadline", type=_positive, default=10.0, metavar="SECONDS", help="(10)")
+    parser.add_argument("--retry-period", type=_positive, default=2.0, metavar="SECONDS", help="(2)")
+    parser.add_argument("--identity", help="this process's name in the Lease (default: host name and pid)")
+    _bool_flag(parser, "--dry-run", False, "log every write instead of sending it")
+    parser.add_argument("--metrics-bind-address", default=":8080", metavar="[HOST]:PORT", help="'0' turns it off")
+    parser.add_argument("--health-probe-bind-address", default=":8081", metavar="[HOST]:PORT", help="'0' turns it off")
+    parser.add_argument("--queue", help="the scheduler queue written on PodGroups (KAI, Volcano)")
+    _bool_flag(parser, "--karta-operator", True, "validate Kartas and write their status and labels")
+    _bool_flag(parser, "--pod-grouper", True, "keep the scheduler's PodGroups in step with each workload")
+    parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    return parser
+
+
+def parse_options(argv: Sequence[str]) -> ControllerOptions:
+    """The options of a command line; raises `OptionsError` naming the flag that is wrong."""
+    args = build_parser().parse_args(list(argv))
+    if args.renew_deadline >= args.lease_duration:
+        raise OptionsError("--renew-deadline must be shorter than --lease-duration")
+    if args.retry_period >= args.renew_deadline:
+        raise OptionsError("--retry-period must be shorter than --renew-deadline")
+    namespaces = tuple(sorted({part.strip() for part in args.namespaces.split(",") if part.strip()}))
+    return ControllerOptions(
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        scheduler=args.scheduler,
+        namespaces=namespaces,
+        namespace_selector=args.namespace_selector or None,
+        leader_elect=args.leader_elect,
+        leader_election_id=args.leader_election_id,
+        leader_election_namespace=args.leader_election_namespace,
+        lease_duration=args.lease_duration,
+        renew_deadline=args.renew_deadline,
+        retry_period=args.retry_period,
+        identity=args.identity,
+        dry_run=args.dry_run,
+        metrics_bind_address=args.metrics_bind_address,
+        health_probe_bind_address=args.health_probe_bind_address,
+        queue=args.queue,
+        karta_operator=args.karta_operator,
+        pod_grouper=args.pod_grouper,
+        log_level=args.log_level,
+    )
