@@ -1,0 +1,435 @@
+"""Whether the gangs of a workload fit a cluster now, where, and if not why (docs/placement.md).
+
+    from workload_map.placement import ClusterSnapshot, place, rank
+
+    snapshot = ClusterSnapshot.from_objects(nodes, pods, name="prod")
+    result = place([gang_plan], snapshot)            # every gang of every plan, one after the other
+    result.fits, result.score, result.reason         # ... and result.gangs: each gang's nodes or first reason
+    ranked = rank([result, other])                   # the clusters that fit, best first, then the others
+
+The rules: a pod goes onto a node when the node accepts it (node selector, tolerations against NoSchedule and
+NoExecute taints, required node affinity: `workload_map.placement.rules`) and has free (allocatable minus the
+requests of its bound pods and of the pods placed before) every resource one pod requests, plus one `pods`. A gang
+fits only whole: its required pods (each role's `min_count`, a sub-group tree's minimums: a parent needs
+`min_sub_group` of its children, tried cheapest first) all placed, or none is kept. A topology level (the gang's or
+a sub-group's `requiredTopologyLevel`, or `topology_key`) keeps its pods on nodes sharing one value of that label.
+Gangs are placed in order, each on what the ones before left.
+
+The pods of a role are placed best fit: the nodes with room for the fewest of them first, so fragmented nodes fill
+up before whole ones are opened. The score (lower is better) is the number of nodes the placement leaves partly
+used: nodes it put pods on that keep some of a requested accelerator (or, for a workload without accelerators,
+CPU) free.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Final
+
+from workload_map.gang import Gang, GangPlan, GangRole, SubGroupPlan
+from workload_map.placement.rules import PodConstraints
+from workload_map.placement.snapshot import PODS, ClusterSnapshot, NodeState, to_nanos
+from workload_map.resources import NANO, format_for_table, is_extended_resource
+
+__all__ = ["NOT_MODELLED", "ClusterPlacement", "GangPlacement", "place", "rank"]
+
+NOT_MODELLED: Final = (
+    "quotas (ResourceQuota, Kueue ClusterQueues)",
+    "DRA resource claims",
+    "pod affinity and anti-affinity",
+    "topology spread constraints",
+    "preferred node affinity and preferred topology levels",
+    "preemption of lower-priority pods",
+    "host ports, volumes and node conditions other than taints",
+)
+"""What the rules leave out: a placement that fits here can still wait or fail in the cluster."""
+
+
+@dataclass(frozen=True)
+class GangPlacement:
+    """One gang on one cluster: `fits`, the pods it needs, where they went (`nodes`: node name and pods, when it
+    fits), the topology value it was kept in (`domain`), or the first `reason` it does not fit."""
+
+    workload: str
+    gang: str
+    pods: int
+    fits: bool
+    nodes: tuple[tuple[str, int], ...] = ()
+    domain: str | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"workload": self.workload, "gang": self.gang, "pods": self.pods, "fits": self.fits}
+        if self.fits:
+            out["nodes"] = dict(self.nodes)
+        if self.domain is not None:
+            out["domain"] = self.domain
+        if self.reason is not None:
+            out["reason"] = self.reason
+        return out
+
+
+@dataclass(frozen=True)
+class ClusterPlacement:
+    """Every gang of the workloads on one cluster: `fits` when all of them do; `score` (fits only; lower is better:
+    nodes left partly used), `nodes_used`, the first `reason` otherwise; `notes` say what was assumed."""
+
+    cluster: str
+    fits: bool
+    gangs: tuple[GangPlacement, ...]
+    score: int | None = None
+    nodes_used: int = 0
+    reason: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"cluster": self.cluster, "fits": self.fits}
+        if self.score is not None:
+            out["score"] = self.score
+            out["nodesUsed"] = self.nodes_used
+        if self.reason is not None:
+            out["reason"] = self.reason
+        out["gangs"] = [gang.to_dict() for gang in self.gangs]
+        out["notes"] = list(self.notes)
+        return out
+
+
+def rank(placements: Iterable[ClusterPlacement]) -> list[ClusterPlacement]:
+    """The clusters that fit, best first (lowest score, then fewest nodes used, then name), then the others by
+    name."""
+    fitting = sorted((p for p in placements if p.fits), key=lambda p: (p.score or 0, p.nodes_used, p.cluster))
+    return fitting + sorted((p for p in placements if not p.fits), key=lambda p: p.cluster)
+
+
+# --- the demand: gangs as trees of roles ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Role:
+    label: str
+    count: int
+    requests: Mapping[str, int]  # nanos, with one `pods`
+    constraints: PodConstraints
+
+
+@dataclass(frozen=True)
+class _Group:
+    label: str
+    roles: tuple[_Role, ...]
+    children: tuple[_Group, ...]
+    need: int  # children required (parents only)
+    topology_key: str | None
+
+    @property
+    def pods(self) -> int:
+        own = sum(role.count for role in self.roles)
+        cheapest = sorted(child.pods for child in self.children)[: self.need]
+        return own + sum(cheapest)
+
+
+def _roles(roles: Sequence[GangRole], required: int | None, label: str, notes: list[str]) -> tuple[_Role, ...]:
+    out: list[_Role] = []
+    left = sum(role.min_count for role in roles) if required is None else required
+    for role in roles:
+        count = min(role.min_count, left)
+        left -= count
+        if count <= 0:
+            continue
+        where = f"{label}, role {role.name}"
+        if role.requests is None:
+            notes.append(f"{where}: its requests cannot be read; counted as none")
+        requests = {name: to_nanos(amount) for name, amount in (role.requests or {}).items() if amount > 0}
+        requests[PODS] = NANO
+        out.append(_Role(where, count, requests, PodConstraints.from_template(role.template, where=where)))
+    return tuple(out)
+
+
+def _level(topology: Any) -> str | None:
+    return getattr(topology, "required_level", None) if topology is not None else None
+
+
+def _gang_group(gang: Gang, label: str, topology_key: str | None, notes: list[str]) -> _Group:
+    key = topology_key or _level(gang.topology)
+    if not gang.sub_groups:
+        return _Group(label, _roles(gang.roles, gang.min_member, label, notes), (), 0, key)
+    children: dict[str | None, list[SubGroupPlan]] = {}
+    for sub_group in gang.sub_groups:
+        children.setdefault(sub_group.parent, []).append(sub_group)
+
+    def build(node: SubGroupPlan) -> _Group:
+        where = f"{label}, sub-group {node.name}"
+        if node.is_leaf:
+            return _Group(where, _roles(node.roles, node.min_member, where, notes), (), 0, _level(node.topology))
+        kids = tuple(build(kid) for kid in children.get(node.name, ()))
+        return _Group(where, (), kids, min(node.min_sub_group or 0, len(kids)), _level(node.topology))
+
+    top = tuple(build(node) for node in children.get(None, ()))
+    need = len(top) if gang.min_sub_group is None else min(gang.min_sub_group, len(top))
+    return _Group(label, (), top, need, key)
+
+
+# --- the state: what is taken, with an undo log -------------------------------------------------------------
+
+
+class _State:
+    def __init__(self, nodes: Sequence[NodeState]) -> None:
+        self.nodes = nodes
+        # what each node has free before this placement (a node without a `pods` limit has no `pods` entry)
+        self.base = [{name: node.free(name) for name in node.allocatable} for node in nodes]
+        self.taken: dict[int, dict[str, int]] = {}
+        self.log: list[tuple[int, Mapping[str, int], int]] = []
+        self._eligible: dict[tuple[Any, ...], tuple[list[int], Counter[str]]] = {}
+        # per (constraints, topology domain): the domain object is kept to tell a reused id() apart
+        self._within: dict[tuple[Any, ...], tuple[frozenset[int], list[int]]] = {}
+
+    def free(self, index: int, resource: str) -> int:
+        return self.base[index].get(resource, 0) - self.taken.get(index, {}).get(resource, 0)
+
+    def room(self, index: int, requests: Mapping[str, int]) -> int:
+        """How many pods with these requests still fit on the node (a large number when they request nothing
+        it counts). The fit loop's hot path: one dict lookup per resource."""
+        base = self.base[index]
+        taken = self.taken.get(index)
+        most = 1 << 30
+        for resource, amount in requests.items():
+            have = base.get(resource)
+            if have is None:
+                if resource == PODS:
+                    continue  # a node that reports no pod limit
+                return 0
+            if taken:
+                have -= taken.get(resource, 0)
+            fit = have // amount
+            if fit < most:
+                if fit <= 0:
+                    return 0
+                most = fit
+        return most
+
+    def take(self, index: int, requests: Mapping[str, int], pods: int) -> None:
+        used = self.taken.setdefault(index, {})
+        for resource, amount in requests.items():
+            used[resource] = used.get(resource, 0) + amount * pods
+        self.log.append((index, requests, pods))
+
+    def mark(self) -> int:
+        return len(self.log)
+
+    def undo(self, mark: int) -> None:
+        while len(self.log) > mark:
+            index, requests, pods = self.log.pop()
+            used = self.taken[index]
+            for resource, amount in requests.items():
+                used[resource] -= amount * pods
+            if not any(used.values()):
+                del self.taken[index]
+
+    def candidates(self, constraints: PodConstraints, allowed: frozenset[int] | None) -> list[int]:
+        """The nodes of `allowed` (None: all) that accept pods with these constraints."""
+        accepted, _ = self.eligible(constraints)
+        if allowed is None:
+            return accepted
+        key = (_constraints_key(constraints), id(allowed))
+        cached = self._within.get(key)
+        if cached is None or cached[0] is not allowed:
+            cached = self._within[key] = (allowed, [i for i in accepted if i in allowed])
+        return cached[1]
+
+    def eligible(self, constraints: PodConstraints) -> tuple[list[int], Counter[str]]:
+        """The nodes that accept pods with these constraints, and how many refuse them for each reason."""
+        key = _constraints_key(constraints)
+        cached = self._eligible.get(key)
+        if cached is None:
+            accepted: list[int] = []
+            refused: Counter[str] = Counter()
+            for index, node in enumerate(self.nodes):
+                why = constraints.mismatch(node)
+                if why is None:
+                    accepted.append(index)
+                else:
+                    refused[why] += 1
+            cached = self._eligible[key] = (accepted, refused)
+        return cached
+
+
+def _constraints_key(constraints: PodConstraints) -> tuple[Any, ...]:
+    return (
+        tuple(sorted(constraints.node_selector.items())),
+        constraints.tolerations,
+        repr(constraints.required_terms),
+    )
+
+
+# --- placing ----------------------------------------------------------------------------------------------------
+
+
+def _amount(resource: str, nanos: int) -> str:
+    return format_for_table(resource, Fraction(nanos, NANO))
+
+
+def _shown_order(requests: Mapping[str, int]) -> list[str]:
+    """Accelerators first, then CPU and memory, then the rest; `pods` last."""
+
+    def key(name: str) -> tuple[int, str]:
+        rank = 0 if is_extended_resource(name) else 1 if name in ("cpu", "memory") else 3 if name == PODS else 2
+        return rank, name
+
+    return sorted(requests, key=key)
+
+
+def _shortfall(role: _Role, candidates: Sequence[int], refused: Counter[str], state: _State, placed: int) -> str:
+    reasons = ", ".join(f"{why} on {n} node{'s' * (n != 1)}" for why, n in refused.most_common(2))
+    if not candidates:
+        if not state.nodes:
+            return f"{role.label}: needs {role.count} pods; the cluster has no nodes"
+        return f"{role.label}: needs {role.count} pods; no node accepts them ({reasons})"
+    order = _shown_order(role.requests)
+    for resource in order:
+        amount = role.requests[resource]
+        if resource == PODS:
+            if any(PODS not in state.nodes[i].allocatable for i in candidates):
+                continue
+            if max(state.free(i, PODS) for i in candidates) < amount:
+                return f"{role.label}: needs {role.count} pods; every node that accepts them is at its pod limit"
+            continue
+        best = max(state.free(i, resource) for i in candidates)
+        if best < amount:
+            return (
+                f"{role.label}: needs {role.count} pods of {_amount(resource, amount)} {resource}; "
+                f"the largest node has {_amount(resource, best)} free"
+            )
+    main = order[0]
+    what = f" of {_amount(main, role.requests[main])} {main}" if main != PODS else ""
+    accepting = f"the {len(candidates)} node{'s' * (len(candidates) != 1)} that accept them"
+    refusing = f" (the others: {reasons})" if reasons else ""
+    return f"{role.label}: needs {role.count} pods{what}; only {placed} fit on {accepting}{refusing}"
+
+
+def _place_role(role: _Role, allowed: frozenset[int] | None, state: _State) -> str | None:
+    accepted, refused = state.eligible(role.constraints)
+    candidates = state.candidates(role.constraints, allowed)
+    if allowed is not None and not candidates and accepted:
+        refused = Counter({"outside the topology domain": len(accepted)})
+    room = [(state.room(i, role.requests), i) for i in candidates]
+    room = [(n, i) for n, i in room if n > 0]
+    if sum(n for n, _ in room) < role.count:
+        return _shortfall(role, candidates, refused, state, sum(n for n, _ in room))
+    room.sort()  # best fit: the nodes with room for the fewest first (then node order)
+    left = role.count
+    for n, index in room:
+        pods = min(n, left)
+        state.take(index, role.requests, pods)
+        left -= pods
+        if left == 0:
+            break
+    return None
+
+
+def _place_within(group: _Group, allowed: frozenset[int] | None, state: _State) -> str | None:
+    for role in group.roles:
+        reason = _place_role(role, allowed, state)
+        if reason is not None:
+            return reason
+    if not group.children or group.need == 0:
+        return None
+    placed = 0
+    first: str | None = None
+    children = sorted(group.children, key=lambda child: child.pods)
+    for position, child in enumerate(children):
+        mark = state.mark()
+        reason, _ = _place_group(child, allowed, state)
+        if reason is None:
+            placed += 1
+            if placed == group.need:
+                return None
+        else:
+            state.undo(mark)
+            first = first or reason
+        if len(children) - position - 1 < group.need - placed:
+            break
+    if group.need < len(children):
+        return f"{group.label}: {placed} of the {group.need} sub-groups it needs fit; {first}"
+    return first
+
+
+def _place_group(group: _Group, allowed: frozenset[int] | None, state: _State) -> tuple[str | None, str | None]:
+    """(None, the topology value used) when the group fits, else (the first reason, None)."""
+    key = group.topology_key
+    if key is None:
+        return _place_within(group, allowed, state), None
+    domains: dict[str, set[int]] = {}
+    for index, node in enumerate(state.nodes):
+        value = node.labels.get(key)
+        if value is not None and (allowed is None or index in allowed):
+            domains.setdefault(value, set()).add(index)
+    if not domains:
+        return f"{group.label}: no node has the topology label {key}", None
+    first: str | None = None
+    # the smallest domains first: a gang that fits a small zone leaves the large ones whole
+    for value, members in sorted(domains.items(), key=lambda item: (len(item[1]), item[0])):
+        mark = state.mark()
+        reason = _place_within(group, frozenset(members), state)
+        if reason is None:
+            return None, value
+        state.undo(mark)
+        first = first or f"in {key}={value}: {reason}"
+    return f"{group.label}: no single {key} value holds it ({len(domains)} tried); {first}", None
+
+
+def _workload_label(gang_plan: GangPlan) -> str:
+    ref = gang_plan.workload
+    return f"{ref.kind}/{ref.name}" if ref.name else ref.kind
+
+
+def _key_resources(groups: Iterable[_Group]) -> set[str]:
+    names: set[str] = set()
+    stack = list(groups)
+    while stack:
+        group = stack.pop()
+        stack.extend(group.children)
+        for role in group.roles:
+            names.update(name for name in role.requests if is_extended_resource(name))
+    return names or {"cpu"}
+
+
+def place(plans: Sequence[GangPlan], snapshot: ClusterSnapshot, *, topology_key: str | None = None) -> ClusterPlacement:
+    """Place every gang of `plans` onto `snapshot`, in order (see the module docstring). `topology_key` (a node
+    label) keeps each gang on nodes sharing one value of it, over the gang's own required level."""
+    notes = list(snapshot.notes)
+    state = _State(snapshot.nodes)
+    results: list[GangPlacement] = []
+    groups: list[_Group] = []
+    first_reason: str | None = None
+    for gang_plan in plans:
+        workload = _workload_label(gang_plan)
+        if gang_plan.no_gang is not None or not gang_plan.gangs:
+            why = gang_plan.no_gang or "its plan has no gangs"
+            notes.append(f"{workload}: no gang ({why}): its pods are scheduled one by one and are not checked")
+            continue
+        for gang in gang_plan.gangs:
+            group = _gang_group(gang, f"gang {gang.name}", topology_key, notes)
+            groups.append(group)
+            mark = state.mark()
+            reason, domain = _place_group(group, None, state)
+            if reason is not None:
+                state.undo(mark)
+                first_reason = first_reason or f"{workload}: {reason}"
+                results.append(GangPlacement(workload, gang.name, group.pods, False, reason=reason))
+                continue
+            counts: Counter[str] = Counter()
+            for index, _, pods in state.log[mark:]:
+                counts[snapshot.nodes[index].name] += pods
+            results.append(GangPlacement(workload, gang.name, group.pods, True, tuple(sorted(counts.items())), domain))
+    fits = all(result.fits for result in results)
+    if not fits:
+        return ClusterPlacement(snapshot.name, False, tuple(results), reason=first_reason, notes=tuple(notes))
+    keys = _key_resources(groups)
+    partly = sum(
+        1
+        for index, used in state.taken.items()
+        if any(used.get(name, 0) > 0 and state.free(index, name) > 0 for name in keys)
+    )
+    return ClusterPlacement(snapshot.name, True, tuple(results), partly, len(state.taken), notes=tuple(notes))
