@@ -71,6 +71,10 @@ COMMANDS: dict[str, CommandSpec] = {
         "workload_map.cli.commands.validate:validate",
         "Check Karta definition files, optionally against a sample workload.",
     ),
+    "scaffold": CommandSpec(
+        "workload_map.cli.commands.scaffold:scaffold_command",
+        "Draft a Karta definition from a CRD's schema, with TODOs where a person must decide.",
+    ),
     "gang": CommandSpec(
         "workload_map.cli.commands.gang:gang",
         "Show the gang-scheduling plan of workloads, or export it for a scheduler.",
