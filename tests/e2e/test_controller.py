@@ -1,0 +1,462 @@
+"""`workload-map-controller` against the real API server (issue 22, docs/controller.md): the process runs as a
+subprocess of the test, as it would in a pod, with the admin kubeconfig.
+
+* probes and metrics answer; flags parse (`--leader-elect=false`);
+* the Karta operator: a valid Karta gets its labels and conditions, `CRDExists` flips when its CRD is installed,
+  an invalid one names the field path in its condition and in an Event, two Kartas of one kind are a condition on
+  both;
+* the pod grouper (KAI): a JobSet and the pods its operator would create (made by the test: there is no
+  controller-manager) get the KAI PodGroup tree, owned by the JobSet, and each pod its links; a scale change
+  updates the tree;
+* two processes: one leads, the other takes over when it stops; `--dry-run` writes nothing.
+
+The test cluster has no garbage collector, so deleting a workload removes its PodGroups only in a real cluster
+(through their owner references, which the test checks).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from workload_map.catalog import builtin_registry
+from workload_map.gang import export, plan
+from workload_map.resolve import Workload
+
+from .conftest import ApiServer, expect
+from .test_live_support import _creatable, create, fixture_objects
+
+pytestmark = pytest.mark.e2e
+
+KARTAS = "/apis/run.ai/v1alpha1/kartas"
+JOBSET_FIXTURE = "jobset-x-k8s-io-jobset-v1alpha2"
+KAI_PODGROUPS = "/apis/scheduling.run.ai/v2alpha2/namespaces/{ns}/podgroups"
+LAUNCH = "from workload_map.controller.main import console_main; console_main()"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Controller:
+    process: subprocess.Popen[bytes]
+    log: Path
+    health: int
+    metrics: int
+    identity: str
+
+    def get(self, port: int, path: str) -> httpx.Response:
+        return httpx.get(f"http://127.0.0.1:{port}{path}", timeout=5)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return int(self.process.returncode)
+
+
+def eventually(check: Callable[[], Any], what: str, controllers: list[Controller] | None = None) -> Any:
+    """Poll `check` until it returns something truthy (an AssertionError counts as not yet); fail after 60 s with
+    the last answer and the controllers' logs."""
+    deadline = time.monotonic() + 60
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = check()
+        except (AssertionError, httpx.HTTPError) as exc:
+            last = exc
+        else:
+            if last:
+                return last
+        time.sleep(0.3)
+    logs = "\n".join(c.output()[-4000:] for c in controllers or [])
+    raise AssertionError(f"{what}: never happened; last: {last!r}\ncontroller log:\n{logs}")
+
+
+@pytest.fixture
+def start_controller(api_server: ApiServer, tmp_path: Path) -> Iterator[Callable[..., Controller]]:
+    started: list[Controller] = []
+
+    def start(*flags: str) -> Controller:
+        health, metrics = _free_port(), _free_port()
+        identity = f"ctrl-{uuid.uuid4().hex[:6]}"
+        log = tmp_path / f"{identity}.log"
+        argv = [
+            sys.executable,
+            "-c",
+            LAUNCH,
+            "--kubeconfig",
+            str(api_server.kubeconfig),
+            "--health-probe-bind-address",
+            f"127.0.0.1:{health}",
+            "--metrics-bind-address",
+            f"127.0.0.1:{metrics}",
+            "--identity",
+            identity,
+            "--lease-duration",
+            "6",
+            "--renew-deadline",
+            "4",
+            "--retry-period",
+            "0.5",
+            *flags,
+        ]
+        with log.open("wb") as out:
+            process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        controller = Controller(process, log, health, metrics, identity)
+        started.append(controller)
+        return controller
+
+    yield start
+    for controller in started:
+        controller.stop()
+
+
+def _ready(controller: Controller) -> bool:
+    return controller.get(controller.health, "/readyz").status_code == 200
+
+
+# --- the process ----------------------------------------------------------------------------------------------
+
+
+def test_probes_and_metrics_answer(start_controller: Callable[..., Controller], namespace: str) -> None:
+    controller = start_controller("--leader-elect=false", "--namespaces", namespace)
+    eventually(lambda: _ready(controller), "/readyz 200", [controller])
+    assert controller.get(controller.health, "/healthz").text == "ok\n"
+    assert controller.get(controller.health, "/nothing").status_code == 404
+    metrics = controller.get(controller.metrics, "/metrics")
+    assert metrics.status_code == 200
+    assert "workloadmap_controller_leader 1" in metrics.text
+    assert 'workloadmap_controller_queue_depth{controller="podgrouper"}' in metrics.text
+    assert controller.stop() == 0
+    assert "stopped" in controller.output()
+
+
+def test_a_bad_flag_is_one_line_and_exit_2() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", LAUNCH, "--leader-elect=maybe"], check=False, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("workload-map-controller: error: argument --leader-elect")
+    assert "Traceback" not in result.stderr
+
+
+# --- the Karta operator ---------------------------------------------------------------------------------------
+
+
+def _karta(name: str, group: str, *, broken: bool = False) -> dict[str, Any]:
+    karta: dict[str, Any] = {
+        "apiVersion": "run.ai/v1alpha1",
+        "kind": "Karta",
+        "metadata": {"name": name},
+        "spec": {
+            "structureDefinition": {
+                "rootComponent": {
+                    "name": "widget",
+                    "kind": {"group": group, "version": "v1", "kind": "Widget"},
+                    "statusDefinition": {"statusMappings": {}},
+                }
+            }
+        },
+    }
+    if broken:
+        karta["spec"]["structureDefinition"]["childComponents"] = [
+            {"name": "part", "ownerRef": "missing", "specDefinition": {"podTemplateSpecPath": ".spec.template | ("}}
+        ]
+    return karta
+
+
+def _widget_crd(group: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                }
+            ],
+        },
+    }
+
+
+def _conditions(kube: httpx.Client, name: str) -> dict[str, dict[str, Any]]:
+    stored = expect(kube.get(f"{KARTAS}/{name}"))
+    return {c["type"]: c for c in (stored.get("status") or {}).get("conditions") or []}
+
+
+def _events(kube: httpx.Client, name: str, namespace: str = "default") -> list[dict[str, Any]]:
+    listed = expect(
+        kube.get(f"/api/v1/namespaces/{namespace}/events", params={"fieldSelector": f"involvedObject.name={name}"})
+    )
+    return list(listed["items"])
+
+
+@pytest.fixture
+def kartas(kube: httpx.Client) -> Iterator[list[str]]:
+    created: list[str] = []
+    yield created
+    for name in created:
+        kube.delete(f"{KARTAS}/{name}")
+
+
+def test_a_valid_karta_gets_labels_and_conditions_and_crd_exists_flips(
+    api_server: ApiServer, kube: httpx.Client, kartas: list[str], start_controller: Callable[..., Controller]
+) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    group, name = f"ctrl{suffix}.example.com", f"widgets-{suffix}"
+    controller = start_controller("--leader-elect=false", "--pod-grouper=false")
+    expect(kube.post(KARTAS, json=_karta(name, group)), 201)
+    kartas.append(name)
+
+    def not_served() -> dict[str, dict[str, Any]] | None:
+        found = _conditions(kube, name)
+        return found if found.get("CRDExists", {}).get("status") == "False" else None
+
+    found = eventually(not_served, "the Karta's conditions", [controller])
+    assert found["KartaValidated"]["status"] == "True" and found["KartaValidated"]["reason"] == "Valid"
+    assert found["CRDExists"]["reason"] == "NotServed"
+    assert found["CRDExists"]["message"].startswith("spec.structureDefinition.rootComponent.kind: ")
+    assert found["Ready"]["status"] == "False" and found["Ready"]["reason"] == "CRDMissing"
+    labels = expect(kube.get(f"{KARTAS}/{name}"))["metadata"]["labels"]
+    assert labels == {"run.ai/karta-group": group, "run.ai/karta-version": "v1", "run.ai/karta-kind": "Widget"}
+    events = eventually(lambda: _events(kube, name), "an Event about the Karta", [controller])
+    assert {e["reason"] for e in events} >= {"NotServed"}
+    assert all(e["type"] == "Warning" and e["involvedObject"]["kind"] == "Karta" for e in events)
+
+    crd = _widget_crd(group)
+    expect(kube.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd), 201)
+    try:
+        ready = eventually(
+            lambda: _conditions(kube, name).get("Ready", {}).get("status") == "True",
+            "Ready after the CRD",
+            [controller],
+        )
+        assert ready
+        assert _conditions(kube, name)["CRDExists"]["reason"] == "Served"
+    finally:
+        kube.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}")
+
+
+def test_an_invalid_karta_names_the_field_path(
+    kube: httpx.Client, kartas: list[str], start_controller: Callable[..., Controller]
+) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    name = f"broken-{suffix}"
+    controller = start_controller("--leader-elect=false", "--pod-grouper=false")
+    expect(kube.post(KARTAS, json=_karta(name, f"ctrl{suffix}.example.com", broken=True)), 201)
+    kartas.append(name)
+    found = eventually(lambda: _conditions(kube, name).get("KartaValidated"), "KartaValidated", [controller])
+    assert found["status"] == "False" and found["reason"] == "ValidationFailed"
+    assert "spec.structureDefinition.childComponents[0].ownerRef: " in found["message"]
+    assert "spec.structureDefinition.childComponents[0].specDefinition.podTemplateSpecPath: " in found["message"]
+    assert _conditions(kube, name)["Ready"]["reason"] == "NotValidated"
+    events = eventually(
+        lambda: [e for e in _events(kube, name) if e["reason"] == "ValidationFailed"], "the Event", [controller]
+    )
+    assert "childComponents[0].ownerRef" in events[0]["message"]
+
+
+def test_two_kartas_of_one_kind_are_a_condition_on_both(
+    kube: httpx.Client, kartas: list[str], start_controller: Callable[..., Controller]
+) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    group = f"ctrl{suffix}.example.com"
+    first, second = f"one-{suffix}", f"two-{suffix}"
+    controller = start_controller("--leader-elect=false", "--pod-grouper=false")
+    for name in (first, second):
+        expect(kube.post(KARTAS, json=_karta(name, group)), 201)
+        kartas.append(name)
+    expect(kube.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=_widget_crd(group)), 201)
+    try:
+        for name, other in ((first, second), (second, first)):
+            ready = eventually(
+                lambda name=name: (
+                    _conditions(kube, name).get("Ready", {}).get("reason") == "DuplicateKind"
+                    and _conditions(kube, name)["Ready"]
+                ),
+                f"DuplicateKind on {name}",
+                [controller],
+            )
+            assert ready["status"] == "False" and other in ready["message"]
+        kube.delete(f"{KARTAS}/{second}")
+        eventually(lambda: _conditions(kube, first)["Ready"]["status"] == "True", "Ready once alone", [controller])
+    finally:
+        kube.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}")
+
+
+# --- the pod grouper ------------------------------------------------------------------------------------------
+
+
+def _install_unscheduled_jobset(api_server: ApiServer, namespace: str) -> tuple[dict[str, Any], list[str]]:
+    """The JobSet fixture with its Jobs and pods, as its operator would create them, the pods not yet bound to a
+    node (what the grouper links). Returns the stored JobSet and the pod names."""
+    workload, owners, pods = fixture_objects(JOBSET_FIXTURE)
+    uids: dict[str, str] = {}
+    stored = create(api_server, _creatable(workload), namespace=namespace)
+    uids[workload["metadata"]["uid"]] = stored["metadata"]["uid"]
+    names = []
+    for obj in [*owners, *pods]:
+        body = _creatable(obj)
+        body.pop("status", None)
+        if body["kind"] == "Pod":
+            body["spec"].pop("nodeName", None)
+            names.append(body["metadata"]["name"])
+        for ref in body["metadata"].get("ownerReferences") or []:
+            ref["uid"] = uids[ref["uid"]]
+        uids[obj["metadata"]["uid"]] = create(api_server, body, namespace=namespace)["metadata"]["uid"]
+    return stored, names
+
+
+def _expected_spec(jobset: dict[str, Any]) -> dict[str, Any]:
+    """The KAI PodGroup spec the plan gives for the JobSet as stored (offline: the same library)."""
+    resolved = builtin_registry().for_object(jobset)
+    assert resolved is not None
+    (group,) = export(plan(Workload(resolved.karta, jobset).resolve()), "kai")
+    return dict(group["spec"])
+
+
+def _pod_groups(kube: httpx.Client, namespace: str) -> list[dict[str, Any]]:
+    return list(expect(kube.get(KAI_PODGROUPS.format(ns=namespace)))["items"])
+
+
+def test_kai_pod_groups_follow_a_jobset(
+    api_server: ApiServer, kube: httpx.Client, make_namespace: Any, start_controller: Callable[..., Controller]
+) -> None:
+    namespace = make_namespace("wmap-ctrl")
+    controller = start_controller(
+        "--leader-elect=false", "--karta-operator=false", "--scheduler", "kai", "--namespaces", namespace
+    )
+    jobset, pod_names = _install_unscheduled_jobset(api_server, namespace)
+    groups = eventually(lambda: _pod_groups(kube, namespace), "a KAI PodGroup", [controller])
+    assert [g["metadata"]["name"] for g in groups] == ["llm-pretrain"]
+    (group,) = groups
+    assert group["spec"] == _expected_spec(jobset)
+    assert [s["name"] for s in group["spec"]["subGroups"]] == [
+        "driver",
+        "driver-replica-0",
+        "workers",
+        "workers-replica-0",
+        "workers-replica-1",
+    ]
+    assert group["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "name": "llm-pretrain",
+            "uid": jobset["metadata"]["uid"],
+            "controller": True,
+        }
+    ]
+
+    def linked() -> list[dict[str, Any]] | None:
+        pods = expect(kube.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
+        done = [p for p in pods if (p["metadata"].get("annotations") or {}).get("pod-group-name") == "llm-pretrain"]
+        return pods if len(done) == len(pod_names) else None
+
+    pods = eventually(linked, "every pod linked to its PodGroup", [controller])
+    subgroups = {p["metadata"]["name"]: p["metadata"]["labels"].get("kai.scheduler/subgroup-name") for p in pods}
+    assert set(subgroups.values()) == {"driver-replica-0", "workers-replica-0", "workers-replica-1"}
+    assert sum(1 for v in subgroups.values() if v == "workers-replica-1") == 4
+
+    # scale: three worker Jobs -> the tree gets a third replica
+    patched = copy.deepcopy(jobset["spec"]["replicatedJobs"])
+    patched[1]["replicas"] = 3
+    path = f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{namespace}/jobsets/llm-pretrain"
+    updated = expect(
+        kube.patch(
+            path,
+            content=json.dumps({"spec": {"replicatedJobs": patched}}),
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+    )
+
+    def scaled() -> dict[str, Any] | None:
+        (group,) = _pod_groups(kube, namespace)
+        return group if "workers-replica-2" in [s["name"] for s in group["spec"]["subGroups"]] else None
+
+    group = eventually(scaled, "the PodGroup after the scale-up", [controller])
+    assert group["spec"] == _expected_spec(updated)
+    assert controller.process.poll() is None
+
+
+def test_dry_run_writes_nothing(
+    api_server: ApiServer, kube: httpx.Client, make_namespace: Any, start_controller: Callable[..., Controller]
+) -> None:
+    namespace = make_namespace("wmap-ctrl")
+    controller = start_controller(
+        "--leader-elect=false", "--karta-operator=false", "--dry-run", "--namespaces", namespace
+    )
+    _install_unscheduled_jobset(api_server, namespace)
+    eventually(
+        lambda: "dry-run: would create PodGroup " + f"{namespace}/llm-pretrain" in controller.output(),
+        "the logged create",
+        [controller],
+    )
+    eventually(lambda: "dry-run: would patch Pod" in controller.output(), "the logged pod patch", [controller])
+    assert _pod_groups(kube, namespace) == []
+    pods = expect(kube.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
+    assert pods and not any("pod-group-name" in (p["metadata"].get("annotations") or {}) for p in pods)
+
+
+# --- leader election ------------------------------------------------------------------------------------------
+
+
+def test_one_of_two_leads_and_the_other_takes_over(
+    kube: httpx.Client, namespace: str, start_controller: Callable[..., Controller]
+) -> None:
+    lease_id = f"ctrl-{uuid.uuid4().hex[:6]}"
+    flags = (
+        "--leader-election-id",
+        lease_id,
+        "--leader-election-namespace",
+        namespace,
+        "--namespaces",
+        namespace,
+        "--karta-operator=false",
+    )
+    first, second = start_controller(*flags), start_controller(*flags)
+    lease_path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{lease_id}"
+
+    def holder() -> str:
+        answer = kube.get(lease_path)
+        return str(answer.json()["spec"].get("holderIdentity") or "") if answer.status_code == 200 else ""
+
+    leader_id = eventually(holder, "a leader", [first, second])
+    leader, standby = (first, second) if leader_id == first.identity else (second, first)
+    assert leader_id == leader.identity
+    eventually(lambda: "workloadmap_controller_leader 1" in leader.get(leader.metrics, "/metrics").text, "leader=1")
+    assert "workloadmap_controller_leader 0" in standby.get(standby.metrics, "/metrics").text
+    assert leader.stop() == 0
+    eventually(lambda: holder() == standby.identity, "the standby takes the Lease", [standby])
+    eventually(lambda: "workloadmap_controller_leader 1" in standby.get(standby.metrics, "/metrics").text, "leader=1")
