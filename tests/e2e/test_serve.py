@@ -329,3 +329,23 @@ def test_a_port_in_use_is_a_clear_error(api_server: ApiServer, namespace: str, s
     second = serve(*wmap_args, namespace=namespace)
     assert second.process.wait(timeout=WAIT) == 1
     assert f"error: cannot listen on 127.0.0.1:{port}" in second.stderr, second.stderr
+
+
+def test_without_a_namespace_every_namespace_is_watched(
+    api_server: ApiServer, make_namespace: Callable[..., str], serve: Callable[..., Server]
+) -> None:
+    first, second = make_namespace(), make_namespace()
+    install_fixture(api_server, "kubeflow-org-pytorchjob-v1", first)
+    server = serve().started()
+    server.ready()
+    install_fixture(api_server, "jobset-x-k8s-io-jobset-v1alpha2", second)  # after the first LIST: seen by the watch
+    for namespace, kind in ((first, "PyTorchJob"), (second, "JobSet")):
+        server.until(
+            f"{kind} in {namespace}",
+            lambda namespace=namespace, kind=kind: values(
+                server.samples(), "wmap_pod_workload", namespace=namespace, workload_kind=kind
+            ),
+        )
+    listed = server.get(f"/api/v1/workloads?namespace={second}").json()["items"]
+    assert [(item["kind"], item["namespace"]) for item in listed] == [("JobSet", second)]
+    assert server.stop() == 0

@@ -13,7 +13,7 @@ import click
 from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError, UsageError
 from workload_map.cli.jqsettings import current_policy, evaluation_mode
-from workload_map.cli.live import debug_log, live_session
+from workload_map.cli.live import debug_log, live_session, translate_errors
 from workload_map.cli.options import (
     ConnectionOptions,
     cache_dir_option,
@@ -110,11 +110,14 @@ def serve(
         connection, cache_dir=cache_dir, definition_paths=definition_paths, chunk_size=chunk_size
     ) as session:
         cluster = session.cluster
+        with translate_errors():
+            # what the server serves now, not the disk cache's (up to 10 minutes old): a server plans once
+            discovery = cluster.discovery.refresh() or cluster.discovery_document()
         state().flush_warnings()
         config = ServeConfig(
             context=cluster.context,
             engine=EngineConfig(
-                discovery=cluster.discovery_document(),
+                discovery=discovery,
                 registry=session.registry,
                 namespace=connection.namespace,
                 policy_for=_policy,
