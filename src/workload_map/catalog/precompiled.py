@@ -2,11 +2,11 @@
 instead of parsing 24+ YAML files.
 
 The blob lives in the cache directory (`$WMAP_CACHE_DIR`, else `$XDG_CACHE_HOME/workload-map`, else
-`~/.cache/workload-map`) under `catalog/<key>.msgpack`. The key is a SHA-256 over everything the decoded result
-depends on: the package version, the msgspec version, the source of the model's types (an edited field changes the
-wire shape) and every packaged definition file's name and bytes. So a blob is never stale: a definition added,
-removed or edited gives a new key, and the YAML is parsed again and a new blob written. The files are read on
-every start to compute the key (a few hundred KB at most, far cheaper than parsing them).
+`~/.cache/workload-map`) under `catalog/<key>.msgpack`. The key is a 256-bit BLAKE2b digest of everything the
+decoded result depends on: the package version, the msgspec version, the source of the model's types (an edited
+field changes the wire shape) and every packaged definition file's name and bytes. So a blob is never stale: a
+definition added, removed or edited gives a new key, and the YAML is parsed again and a new blob written. The
+files are read on every start to compute the key (a few hundred KB at most, far cheaper than parsing them).
 
 The cache is an optimisation only: an unwritable directory, a missing, truncated or undecodable blob all fall back
 to the YAML (a bad blob is rewritten), with no message. `WMAP_NO_CATALOG_CACHE=1` turns it off.
@@ -14,7 +14,6 @@ to the YAML (a bad blob is rewritten), with no message. `WMAP_NO_CATALOG_CACHE=1
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +23,11 @@ import msgspec
 
 from workload_map import _version
 from workload_map.model import Karta, types
+
+try:  # hashlib's own builtin BLAKE2, without the OpenSSL set-up `import hashlib` pays (~2 ms of every start)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter built without it
+    from hashlib import blake2b
 
 # Bump when the blob's layout changes in a way the key does not already cover.
 _FORMAT = b"wmap-catalog-1"
@@ -43,7 +47,7 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 def catalog_key(files: Sequence[tuple[str, bytes]]) -> str:
     """The cache key for definition files given as (name, bytes), in the order they are loaded."""
-    digest = hashlib.sha256(_FORMAT)
+    digest = blake2b(_FORMAT, digest_size=32)
     for part in (_version.__version__.encode(), msgspec.__version__.encode(), _types_source()):
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)

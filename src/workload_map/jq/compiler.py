@@ -2427,8 +2427,7 @@ def _builds_nesting(node: Any) -> bool:
         return True
     if isinstance(node, tuple):
         return any(_builds_nesting(item) for item in node)
-    fields = getattr(node, "__dataclass_fields__", None)
-    return fields is not None and any(_builds_nesting(getattr(node, name)) for name in fields)
+    return any(_builds_nesting(item) for item in A.fields_of(node))
 
 
 def _nested_past(value: Any, limit: int) -> bool:

@@ -13,7 +13,6 @@ anywhere (see the lexer).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import math
@@ -22,6 +21,7 @@ from typing import Final
 from workload_map._jsontype import json_type
 from workload_map._limits import MAX_INT_DIGITS
 from workload_map.errors import ArgumentTypeError
+from workload_map.jq import ast
 from workload_map.jq.ast import (
     ArrayPattern,
     Binary,
@@ -617,13 +617,12 @@ def _too_deep(tree: Node) -> bool:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
             return True
-        for f in dataclasses.fields(node):  # type: ignore[arg-type]
-            value = getattr(node, f.name)
+        for value in ast.fields_of(node):
             items = value if isinstance(value, tuple) else (value,)
             for item in items:
                 if isinstance(item, tuple):
-                    stack.extend((sub, depth + 1) for sub in item if dataclasses.is_dataclass(sub))
-                elif dataclasses.is_dataclass(item):
+                    stack.extend((sub, depth + 1) for sub in item if ast.is_node(sub))
+                elif ast.is_node(item):
                     stack.append((item, depth + 1))
     return False
 

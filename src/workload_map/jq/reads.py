@@ -18,7 +18,6 @@ the differential tests in tests/unit/test_jq_engine.py, test_jq_document.py and 
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Final
 
@@ -204,6 +203,6 @@ def _closed(node: ast.Node, bound: _Names) -> bool:
             return False
         if isinstance(item, tuple):
             stack.extend(item)
-        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
-            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
+        else:
+            stack.extend(ast.fields_of(item))
     return True

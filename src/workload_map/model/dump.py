@@ -6,6 +6,7 @@ diffs cleanly against the source. Multi-line jq expressions are written as YAML 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -28,11 +29,14 @@ class _Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
 # Characters YAML cannot carry unescaped (outside its printable set): such strings are written double-quoted,
 # where they are escaped, so the dump reads back (the reader refuses them raw).
 # NEL and the Unicode line/paragraph separators are printable but read as line breaks, so they are escaped too.
-_NOT_PRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Compiled on first use, not at import: the class spans most of Unicode and costs ~3 ms to compile (issue 19).
+@functools.cache
+def _not_printable() -> re.Pattern[str]:
+    return re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    if _NOT_PRINTABLE.search(value):
+    if _not_printable().search(value):
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
     if "\n" in value:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
@@ -88,4 +92,4 @@ def dump_json(definitions: Karta | Iterable[Karta], *, indent: int = 2) -> str:
         payload = {"apiVersion": "run.ai/v1alpha1", "kind": "KartaList", "items": items}
     text = json.dumps(payload, indent=indent, ensure_ascii=False) + "\n"
     # JSON allows DEL and C1 controls raw, YAML (which reads our JSON too) does not: escape them.
-    return _NOT_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _not_printable().sub(lambda m: f"\\u{ord(m.group()):04x}", text)
