@@ -33,6 +33,7 @@ import httpx
 import pytest
 
 from workload_map.catalog import builtin_registry
+from workload_map.controller.grouping import covers
 from workload_map.gang import export, plan
 from workload_map.resolve import Workload
 
@@ -407,6 +408,30 @@ def test_kai_pod_groups_follow_a_jobset(
 
     group = eventually(scaled, "the PodGroup after the scale-up", [controller])
     assert group["spec"] == _expected_spec(updated)
+
+    # scale down to one worker Job: the pods of the second are in no gang, which is an Event on the JobSet
+    patched[1]["replicas"] = 1
+    updated = expect(
+        kube.patch(
+            path,
+            content=json.dumps({"spec": {"replicatedJobs": patched}}),
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+    )
+
+    def shrunk() -> dict[str, Any] | None:
+        (group,) = _pod_groups(kube, namespace)
+        return group if "workers-replica-1" not in [s["name"] for s in group["spec"]["subGroups"]] else None
+
+    group = eventually(shrunk, "the PodGroup after the scale-down", [controller])
+    assert group["spec"] == _expected_spec(updated)
+    events = eventually(
+        lambda: [e for e in _events(kube, "llm-pretrain", namespace) if e["reason"] == "PodNotGrouped"],
+        "PodNotGrouped Events",
+        [controller],
+    )
+    assert all(e["involvedObject"]["uid"] == jobset["metadata"]["uid"] for e in events)
+    assert any("pod llm-pretrain-workers-1-0-" in e["message"] for e in events)
     assert controller.process.poll() is None
 
 
@@ -460,3 +485,56 @@ def test_one_of_two_leads_and_the_other_takes_over(
     assert leader.stop() == 0
     eventually(lambda: holder() == standby.identity, "the standby takes the Lease", [standby])
     eventually(lambda: "workloadmap_controller_leader 1" in standby.get(standby.metrics, "/metrics").text, "leader=1")
+
+
+SCHEDULER_COLLECTIONS = {
+    "volcano": [("PodGroup", "/apis/scheduling.volcano.sh/v1beta1/namespaces/{ns}/podgroups")],
+    "coscheduling": [("PodGroup", "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{ns}/podgroups")],
+    "workload": [
+        ("Workload", "/apis/scheduling.k8s.io/v1alpha2/namespaces/{ns}/workloads"),
+        ("PodGroup", "/apis/scheduling.k8s.io/v1alpha2/namespaces/{ns}/podgroups"),
+    ],
+}
+
+
+@pytest.mark.parametrize("scheduler", sorted(SCHEDULER_COLLECTIONS))
+def test_each_scheduler_gets_the_objects_of_its_export(
+    scheduler: str,
+    api_server: ApiServer,
+    kube: httpx.Client,
+    make_namespace: Any,
+    start_controller: Callable[..., Controller],
+) -> None:
+    namespace = make_namespace("wmap-ctrl")
+    controller = start_controller(
+        "--leader-elect=false", "--karta-operator=false", "--scheduler", scheduler, "--namespaces", namespace
+    )
+    jobset, _ = _install_unscheduled_jobset(api_server, namespace)
+    pods = expect(kube.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
+    resolved = builtin_registry().for_object(jobset)
+    assert resolved is not None
+    gang_plan = plan(Workload(resolved.karta, jobset).resolve(), sorted(pods, key=lambda p: p["metadata"]["name"]))
+    expected = {(o["kind"], o["metadata"]["name"]): o["spec"] for o in export(gang_plan, scheduler)}
+    assert expected
+
+    def stored() -> dict[tuple[str, str], Any] | None:
+        found = {}
+        for kind, collection in SCHEDULER_COLLECTIONS[scheduler]:  # a LIST's items of a built-in type have no kind
+            for item in expect(kube.get(collection.format(ns=namespace)))["items"]:
+                found[(kind, item["metadata"]["name"])] = item
+        return found if set(found) == set(expected) else None
+
+    found = eventually(stored, f"the {scheduler} objects", [controller])
+    for key, spec in expected.items():
+        assert covers(found[key]["spec"], spec), (key, found[key]["spec"], spec)  # plus the server's defaults
+        assert found[key]["metadata"]["ownerReferences"][0]["uid"] == jobset["metadata"]["uid"]
+    if scheduler == "workload":
+        return  # a pod joins a Workload API group by spec.schedulingGroup, set only at creation (the webhook's job)
+    key = {"volcano": "scheduling.k8s.io/group-name", "coscheduling": "scheduling.x-k8s.io/pod-group"}[scheduler]
+
+    def linked() -> bool:
+        listed = expect(kube.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
+        carried = [{**(p["metadata"].get("labels") or {}), **(p["metadata"].get("annotations") or {})} for p in listed]
+        return all(key in c for c in carried)
+
+    eventually(linked, f"every pod carries {key}", [controller])

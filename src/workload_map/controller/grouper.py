@@ -82,7 +82,7 @@ class PodGrouper:
         self.watched: set[tuple[str, str]] = set()  # (apiVersion, kind) with an informer
         self.informers: list[AsyncInformer] = []
         self._tasks: list[asyncio.Task[None]] = []
-        self._told: dict[str, str] = {}  # workload UID -> the last Event message (one Event per distinct message)
+        self._told: dict[str, set[str]] = {}  # workload UID -> the Event messages written (each one once)
         self.kartas = AsyncInformer(client, KARTAS, on_change=self._karta_changed)
         self.namespaces: AsyncInformer | None = None
         metrics.queue_depth["podgrouper"] = lambda: len(self.queue)
@@ -257,10 +257,10 @@ class PodGrouper:
         return found.karta, (_CLUSTER_POLICY if found.origin == "cluster" else INPROCESS)
 
     async def _tell(self, obj: Mapping[str, Any], reason: str, message: str) -> None:
-        uid = uid_of(obj)
-        if self._told.get(uid) == message:
+        told = self._told.setdefault(uid_of(obj), set())
+        if message in told:
             return
-        self._told[uid] = message
+        told.add(message)
         await self.writer.event(obj, reason=reason, message=message)
 
     async def reconcile(self, uid: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from workload_map.gang import export, joined_pod, plan
 from workload_map.resolve import Resolution
 
-__all__ = ["FORMAT_OF", "MANAGED_BY", "Grouping", "changes", "grouping_for", "owned_by", "pod_key"]
+__all__ = ["FORMAT_OF", "MANAGED_BY", "Grouping", "changes", "covers", "grouping_for", "owned_by", "pod_key"]
 
 MANAGED_BY = "app.kubernetes.io/managed-by=workload-map"
 # --scheduler -> the gang export format.
@@ -91,8 +91,19 @@ def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str]:
     return (str(obj.get("apiVersion")), str(obj.get("kind")), str((obj.get("metadata") or {}).get("name")))
 
 
+def covers(have: Any, want: Any) -> bool:
+    """Whether the stored `have` says everything `want` says: every member of `want` is in `have` with a value it
+    covers, lists element by element. Members only `have` holds are the API server's defaults
+    (`disruptionMode: Pod`, `schedulingConstraints: null`) and do not count as a difference."""
+    if isinstance(want, Mapping):
+        return isinstance(have, Mapping) and all(covers(have.get(k), v) for k, v in want.items() if v is not None)
+    if isinstance(want, list):
+        return isinstance(have, list) and len(have) == len(want) and all(map(covers, have, want))
+    return bool(have == want)
+
+
 def _differs(wanted: Mapping[str, Any], existing: Mapping[str, Any]) -> bool:
-    if wanted.get("spec") != existing.get("spec"):
+    if not covers(existing.get("spec"), wanted.get("spec")):
         return True
     want_meta, have_meta = wanted.get("metadata") or {}, existing.get("metadata") or {}
     have_labels = have_meta.get("labels") or {}
