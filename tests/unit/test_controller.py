@@ -1,0 +1,204 @@
+"""The controller's pure parts (issue 22): flags, the Karta status it writes, the grouping diff, the metrics text.
+The process itself is tested against the real API server in tests/e2e/test_controller.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from workload_map.controller import OptionsError, parse_options
+from workload_map.controller.grouping import changes, covers
+from workload_map.controller.health import Metrics, Probes, parse_bind_address
+from workload_map.controller.karta_status import karta_status, merge_conditions
+from workload_map.errors import WorkloadMapError
+
+
+def test_defaults() -> None:
+    options = parse_options([])
+    assert options.leader_elect is True and options.dry_run is False and options.scheduler == "kai"
+    assert options.namespaces == () and options.health_probe_bind_address == ":8081"
+
+
+@pytest.mark.parametrize(
+    ("flags", "leader", "dry"),
+    [
+        (["--leader-elect=false"], False, False),
+        (["--leader-elect", "false"], False, False),
+        (["--leader-elect=true", "--dry-run"], True, True),
+        (["--dry-run=FALSE"], True, False),
+        (["--dry-run=1"], True, True),
+    ],
+)
+def test_boolean_flags_take_a_value(flags: list[str], leader: bool, dry: bool) -> None:
+    options = parse_options(flags)
+    assert (options.leader_elect, options.dry_run) == (leader, dry)
+
+
+def test_namespaces_are_a_sorted_set() -> None:
+    assert parse_options(["--namespaces", "b, a,,b"]).namespaces == ("a", "b")
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--leader-elect=maybe"], "argument --leader-elect: expected true or false, got 'maybe'"),
+        (["--scheduler", "kueue"], "argument --scheduler: invalid choice: 'kueue'"),
+        (["--renew-deadline", "20"], "--renew-deadline must be shorter than --lease-duration"),
+        (["--retry-period", "0"], "argument --retry-period: expected a positive number of seconds, got '0'"),
+    ],
+)
+def test_bad_flags_are_one_error_naming_the_flag(flags: list[str], message: str) -> None:
+    with pytest.raises(OptionsError) as caught:
+        parse_options(flags)
+    assert str(caught.value).startswith(message)
+    assert isinstance(caught.value, WorkloadMapError)
+
+
+def test_bind_addresses() -> None:
+    assert parse_bind_address(":8080") == ("0.0.0.0", 8080)
+    assert parse_bind_address("127.0.0.1:0") == ("127.0.0.1", 0)
+    assert parse_bind_address("0") is None
+    with pytest.raises(ValueError, match="expected \\[HOST\\]:PORT"):
+        parse_bind_address("localhost")
+
+
+def _karta(name: str = "w", *, kind: dict[str, str] | None = None, broken: bool = False) -> dict[str, Any]:
+    root: dict[str, Any] = {"name": "w", "statusDefinition": {"statusMappings": {}}}
+    if kind is not None:
+        root["kind"] = kind
+    structure: dict[str, Any] = {"rootComponent": root}
+    if broken:
+        structure["childComponents"] = [{"name": "c", "ownerRef": "nowhere"}]
+    return {
+        "apiVersion": "run.ai/v1alpha1",
+        "kind": "Karta",
+        "metadata": {"name": name},
+        "spec": {"structureDefinition": structure},
+    }
+
+
+GVK = {"group": "example.com", "version": "v1", "kind": "Widget"}
+
+
+def test_a_valid_served_karta_is_ready_with_its_labels() -> None:
+    status = karta_status(_karta(kind=GVK), served=lambda g, v, k: (g, v, k) == ("example.com", "v1", "Widget"))
+    assert {k: v[:2] for k, v in status.conditions.items()} == {
+        "KartaValidated": ("True", "Valid"),
+        "CRDExists": ("True", "Served"),
+        "Ready": ("True", "Ready"),
+    }
+    assert status.labels == {
+        "run.ai/karta-group": "example.com",
+        "run.ai/karta-version": "v1",
+        "run.ai/karta-kind": "Widget",
+    }
+    assert status.failures == []
+
+
+def test_an_invalid_karta_names_the_path_in_its_condition() -> None:
+    status = karta_status(_karta(kind=GVK, broken=True), served=lambda *_: True)
+    validated = status.conditions["KartaValidated"]
+    assert validated[:2] == ("False", "ValidationFailed")
+    assert "spec.structureDefinition.childComponents[0].ownerRef: " in validated[2]
+    assert status.conditions["Ready"][:2] == ("False", "NotValidated")
+    assert [reason for reason, _ in status.failures] == ["ValidationFailed", "NotValidated"]
+
+
+def test_no_root_kind_removes_the_labels() -> None:
+    status = karta_status(_karta(), served=lambda *_: True)
+    assert status.conditions["CRDExists"][1] == "NoRootKind"
+    assert status.conditions["CRDExists"][2].startswith("spec.structureDefinition.rootComponent.kind: ")
+    assert status.labels == dict.fromkeys(("run.ai/karta-group", "run.ai/karta-version", "run.ai/karta-kind"))
+
+
+def test_two_kartas_of_one_kind_are_not_ready() -> None:
+    status = karta_status(_karta("a", kind=GVK), served=lambda *_: True, same_kind=["a", "b"])
+    assert status.conditions["Ready"][:2] == ("False", "DuplicateKind")
+    assert "Karta(s) b define the same root kind" in status.conditions["Ready"][2]
+
+
+def test_merge_conditions_keeps_the_transition_time_of_an_unchanged_status() -> None:
+    existing = [
+        {
+            "type": "Ready",
+            "status": "True",
+            "reason": "Ready",
+            "message": "m",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        },
+        {
+            "type": "CRDExists",
+            "status": "True",
+            "reason": "Served",
+            "message": "m",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        },
+        {
+            "type": "Other",
+            "status": "True",
+            "reason": "Theirs",
+            "message": "",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        },
+    ]
+    wanted = {"Ready": ("True", "Ready", "m2"), "CRDExists": ("False", "NotServed", "gone")}
+    merged = {c["type"]: c for c in merge_conditions(existing, wanted, generation=3, stamp="2026-02-02T00:00:00Z")}
+    assert merged["Ready"]["lastTransitionTime"] == "2026-01-01T00:00:00Z" and merged["Ready"]["message"] == "m2"
+    assert merged["CRDExists"]["lastTransitionTime"] == "2026-02-02T00:00:00Z"
+    assert merged["Other"]["reason"] == "Theirs"
+    assert merged["Ready"]["observedGeneration"] == 3
+
+
+def _group(name: str, uid: str | None, spec: dict[str, Any]) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "labels": {"app.kubernetes.io/managed-by": "workload-map"}}
+    if uid is not None:
+        metadata["ownerReferences"] = [{"apiVersion": "v1", "kind": "X", "name": "x", "uid": uid, "controller": True}]
+    return {"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup", "metadata": metadata, "spec": spec}
+
+
+def test_changes_create_update_delete_and_conflicts() -> None:
+    wanted = [_group("a", "u1", {"minMember": 2}), _group("b", "u1", {"minMember": 1}), _group("c", "u1", {})]
+    existing = [
+        {**_group("a", "u1", {"minMember": 1}), "status": {"phase": "Running"}},  # changed: replaced
+        _group("c", "u2", {}),  # someone else's: a conflict
+        _group("d", "u1", {"minMember": 1}),  # no longer wanted: deleted
+        _group("e", "u2", {"minMember": 1}),  # not ours: left alone
+    ]
+    creates, updates, deletes, conflicts = changes(wanted, existing, "u1")
+    assert [o["metadata"]["name"] for o in creates] == ["b"]
+    assert [(o["metadata"]["name"], o["spec"], o["status"]) for o in updates] == [
+        ("a", {"minMember": 2}, {"phase": "Running"})
+    ]
+    assert [o["metadata"]["name"] for o in deletes] == ["d"]
+    assert conflicts == ["PodGroup c exists and is not owned by the workload"]
+
+
+def test_the_servers_defaults_are_no_difference() -> None:
+    wanted = [_group("a", "u1", {"templates": [{"name": "t", "gang": {"min": 2}}]})]
+    stored = _group("a", "u1", {"templates": [{"name": "t", "gang": {"min": 2}, "extra": None}], "mode": "Pod"})
+    assert changes(wanted, [stored], "u1")[:3] == ([], [], [])
+    assert covers({"a": [1, 2]}, {"a": [1, 2]}) and not covers({"a": [1]}, {"a": [1, 2]})
+    assert not covers({"a": {"b": 1}}, {"a": {"b": 2}})
+
+
+def test_metrics_text() -> None:
+    metrics = Metrics()
+    metrics.reconciled("karta", "success", 0.02)
+    metrics.wrote("create", "PodGroup")
+    metrics.queue_depth["karta"] = lambda: 3
+    text = metrics.text()
+    assert 'workloadmap_controller_reconciles_total{controller="karta",result="success"} 1' in text
+    assert 'workloadmap_controller_reconcile_seconds_bucket{controller="karta",le="0.01"} 0' in text
+    assert 'workloadmap_controller_reconcile_seconds_bucket{controller="karta",le="0.025"} 1' in text
+    assert 'workloadmap_controller_queue_depth{controller="karta"} 3' in text
+    assert 'workloadmap_controller_writes_total{verb="create",kind="PodGroup"} 1' in text
+    assert "workloadmap_controller_leader 0" in text
+
+
+def test_probes() -> None:
+    probes = Probes()
+    probes.expect("a")
+    probes.expect("b")
+    probes.ready("a")
+    assert probes.not_ready() == ["b"]
