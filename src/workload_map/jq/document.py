@@ -25,7 +25,7 @@ from collections.abc import Generator, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from workload_map.errors import ArgumentTypeError
-from workload_map.jq import convert, engine, worker
+from workload_map.jq import convert, engine
 from workload_map.jq.compiler import InProcessStopError
 from workload_map.jq.convert import Roots
 from workload_map.jq.engine import MAX_RESULTS, Kind
@@ -185,6 +185,10 @@ class Document:
             except StopIteration as stop:
                 result: T = stop.value
                 return result
+            # imported when a batch needs libjq, not with the module: compiled expressions never do, and the
+            # worker module (with subprocess) is ~3 ms of every start-up (issue 19)
+            from workload_map.jq import worker
+
             outcome = worker.run_batch(self.policy, batch.exprs, batch.text, batch.max_results, batch.kind)
 
     # --- writing ------------------------------------------------------------------------------------------
