@@ -99,9 +99,9 @@ class KartaOperator:
     async def run(self) -> None:
         tasks = [asyncio.create_task(self.kartas.run()), asyncio.create_task(self.crds.run())]
         try:
-            await self.kartas.synced.wait()
+            await _listed(self.kartas, tasks[0])
             self.probes.ready("kartas")
-            await self.crds.synced.wait()
+            await _listed(self.crds, tasks[1])
             self.probes.ready("crds")
             while True:
                 key = await self.queue.get()
@@ -158,6 +158,17 @@ class KartaOperator:
                         await self.writer.event(obj, reason=reason, message=f"{ctype}: {message}")
         except NotFound:
             return  # deleted meanwhile
+
+
+async def _listed(informer: AsyncInformer, task: asyncio.Task[None]) -> None:
+    """Wait for the informer's first LIST; raise its error when that LIST failed (no Karta CRD, no permission)."""
+    synced = asyncio.ensure_future(informer.synced.wait())
+    try:
+        await asyncio.wait([synced, task], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        synced.cancel()
+    if task.done() and not task.cancelled() and task.exception() is not None:
+        raise task.exception()  # type: ignore[misc]
 
 
 def _comparable(conditions: list[Any]) -> list[tuple[Any, ...]]:

@@ -65,7 +65,6 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
         writer = Writer(client, metrics, dry_run=options.dry_run, component=COMPONENT)
         elector: LeaderElector | None = None
         tasks: list[asyncio.Task[None]] = []
-        probes.expect("leader")
         if options.leader_elect:
             elector = LeaderElector(
                 client,
@@ -86,12 +85,11 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
                 await _first(stop.wait(), elector.leading.wait())
             if not stop.is_set():
                 metrics.leader = True
-                # readiness waits for the controllers' informers; a standby is ready as soon as it campaigns
+                # readiness waits for the controllers' informers (they register with `probes`); a standby is ready
                 if options.karta_operator:
                     tasks.append(asyncio.create_task(KartaOperator(client, writer, metrics, probes).run()))
                 if options.pod_grouper:
                     tasks.append(asyncio.create_task(PodGrouper(client, writer, metrics, probes, options).run()))
-            probes.ready("leader")
             waits = [stop.wait()] + ([elector.lost.wait()] if elector is not None else [])
             await _first(*waits, *tasks)
             if elector is not None and elector.lost.is_set():
