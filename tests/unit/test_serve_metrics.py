@@ -37,10 +37,13 @@ def _items(path: Path) -> list[dict[str, Any]]:
     return list(yaml.safe_load(path.read_text())["items"])
 
 
-def fixture_view(name: str) -> tuple[WorkloadView, list[dict[str, Any]]]:
+def fixture_view(name: str, *, drop_last_pod: bool = False) -> tuple[WorkloadView, list[dict[str, Any]]]:
+    """The fixture's live view (without its last pod, with `drop_last_pod`), and the pods it was built from."""
     folder = FIXTURES / name
     obj = yaml.safe_load((folder / "workload.yaml").read_text())
     pods = _items(folder / "pods.yaml")
+    if drop_last_pod:
+        pods = pods[:-1]
     resolved = builtin_registry().for_object(obj)
     assert resolved is not None
     resolution = Workload(resolved.karta, obj).resolve()
