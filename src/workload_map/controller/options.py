@@ -48,6 +48,12 @@ class ControllerOptions:
     karta_operator: bool = True
     pod_grouper: bool = True
     log_level: str = "info"
+    enable_webhook: bool = True
+    webhook_port: int = 9443
+    webhook_cert_dir: str = "/tmp/k8s-webhook-server/serving-certs"
+    webhook_cert_mode: str = "auto"
+    webhook_url: str | None = None
+    webhook_configuration_name: str = "workload-map-controller"
 
 
 def _boolean(text: str) -> bool:
@@ -109,6 +115,16 @@ def build_parser() -> argparse.ArgumentParser:
     _bool_flag(parser, "--karta-operator", True, "validate Kartas and write their status and labels")
     _bool_flag(parser, "--pod-grouper", True, "keep the scheduler's PodGroups in step with each workload")
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    _bool_flag(parser, "--enable-webhook", True, "serve the admission webhooks over HTTPS")
+    parser.add_argument("--webhook-port", type=int, default=9443, help="(9443)")
+    parser.add_argument("--webhook-cert-dir", default="/tmp/k8s-webhook-server/serving-certs", metavar="DIR")
+    parser.add_argument(
+        "--webhook-cert-mode", choices=("auto", "manual"), default="auto", help="make the certificates, or read them"
+    )
+    parser.add_argument(
+        "--webhook-url", metavar="URL", help="how the API server reaches the webhooks (auto mode registers them there)"
+    )
+    parser.add_argument("--webhook-configuration-name", default="workload-map-controller", metavar="NAME")
     return parser
 
 
@@ -119,6 +135,10 @@ def parse_options(argv: Sequence[str]) -> ControllerOptions:
         raise OptionsError("--renew-deadline must be shorter than --lease-duration")
     if args.retry_period >= args.renew_deadline:
         raise OptionsError("--retry-period must be shorter than --renew-deadline")
+    if args.webhook_url and not args.webhook_url.startswith("https://"):
+        raise OptionsError("--webhook-url must be an https:// URL")
+    if not 0 < args.webhook_port < 65536:
+        raise OptionsError(f"--webhook-port {args.webhook_port}: expected a port number (1-65535)")
     namespaces = tuple(sorted({part.strip() for part in args.namespaces.split(",") if part.strip()}))
     return ControllerOptions(
         kubeconfig=args.kubeconfig,
@@ -140,4 +160,10 @@ def parse_options(argv: Sequence[str]) -> ControllerOptions:
         karta_operator=args.karta_operator,
         pod_grouper=args.pod_grouper,
         log_level=args.log_level,
+        enable_webhook=args.enable_webhook,
+        webhook_port=args.webhook_port,
+        webhook_cert_dir=args.webhook_cert_dir,
+        webhook_cert_mode=args.webhook_cert_mode,
+        webhook_url=args.webhook_url or None,
+        webhook_configuration_name=args.webhook_configuration_name,
     )

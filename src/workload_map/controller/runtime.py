@@ -12,14 +12,18 @@ import os
 import signal
 import socket
 from collections.abc import Awaitable
+from pathlib import Path
+from urllib.parse import urlsplit
 
 from workload_map.cluster.aio import AsyncApiClient
 from workload_map.cluster.kubeconfig import ConnectionSettings, load_context
+from workload_map.controller.certs import ensure_certificates, read_certificates
 from workload_map.controller.grouper import PodGrouper
 from workload_map.controller.health import Metrics, Probes, parse_bind_address, serve
 from workload_map.controller.karta_operator import KartaOperator
 from workload_map.controller.leader import LeaderElector
 from workload_map.controller.options import ControllerOptions
+from workload_map.controller.webhook import register_configurations, serve_webhooks
 from workload_map.controller.writer import Writer
 
 __all__ = ["run"]
@@ -62,6 +66,8 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
                 await serve(*metrics_address, {"/metrics": lambda: (200, "text/plain; version=0.0.4", metrics.text())})
             )
             log.info("metrics on %s", options.metrics_bind_address)
+        if options.enable_webhook:
+            servers.append(await _start_webhooks(client, options, metrics))
         writer = Writer(client, metrics, dry_run=options.dry_run, component=COMPONENT)
         elector: LeaderElector | None = None
         tasks: list[asyncio.Task[None]] = []
@@ -110,6 +116,23 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
                 await server.wait_closed()
     log.info("stopped")
     return code
+
+
+async def _start_webhooks(client: AsyncApiClient, options: ControllerOptions, metrics: Metrics) -> asyncio.Server:
+    directory = Path(options.webhook_cert_dir)
+    if options.webhook_cert_mode == "manual":
+        certificate = read_certificates(directory)
+    else:
+        host = urlsplit(options.webhook_url).hostname if options.webhook_url else None
+        hosts = [host] if host else [socket.gethostname()]
+        certificate = await asyncio.to_thread(ensure_certificates, directory, hosts)
+    server = await serve_webhooks("0.0.0.0", options.webhook_port, certificate, metrics)
+    log.info("webhooks on :%d (certificates in %s, %s)", options.webhook_port, directory, options.webhook_cert_mode)
+    if options.webhook_cert_mode == "auto" and options.webhook_url and not options.dry_run:
+        await register_configurations(
+            client, options.webhook_configuration_name, options.webhook_url, certificate.ca_pem
+        )
+    return server
 
 
 async def _first(*awaitables: Awaitable[object]) -> None:
