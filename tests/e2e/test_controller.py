@@ -8,7 +8,10 @@ subprocess of the test, as it would in a pod, with the admin kubeconfig.
 * the pod grouper (KAI): a JobSet and the pods its operator would create (made by the test: there is no
   controller-manager) get the KAI PodGroup tree, owned by the JobSet, and each pod its links; a scale change
   updates the tree;
-* two processes: one leads, the other takes over when it stops; `--dry-run` writes nothing.
+* two processes: one leads, the other takes over when it stops; `--dry-run` writes nothing;
+* the Karta admission webhooks, called by the API server over HTTPS on 127.0.0.1 (auto certificates): an invalid
+  Karta is rejected at create with every finding's path, a valid one gets its labels at create, the root kind is
+  immutable.
 
 The test cluster has no garbage collector, so deleting a workload removes its PodGroups only in a real cluster
 (through their owner references, which the test checks).
@@ -123,6 +126,10 @@ def start_controller(api_server: ApiServer, tmp_path: Path) -> Iterator[Callable
             "4",
             "--retry-period",
             "0.5",
+            "--webhook-port",
+            str(_free_port()),
+            "--webhook-cert-dir",
+            str(tmp_path / f"{identity}-certs"),
             *flags,
         ]
         with log.open("wb") as out:
@@ -538,3 +545,71 @@ def test_each_scheduler_gets_the_objects_of_its_export(
         return all(key in c for c in carried)
 
     eventually(linked, f"every pod carries {key}", [controller])
+
+
+# --- the admission webhooks -----------------------------------------------------------------------------------
+
+
+def test_the_karta_webhooks_reject_label_and_guard_the_root_kind(
+    kube: httpx.Client, kartas: list[str], start_controller: Callable[..., Controller]
+) -> None:
+    port = _free_port()
+    configuration = f"wmap-e2e-{uuid.uuid4().hex[:6]}"
+    controller = start_controller(
+        "--leader-elect=false",
+        "--pod-grouper=false",
+        "--karta-operator=false",
+        "--webhook-port",
+        str(port),
+        "--webhook-url",
+        f"https://127.0.0.1:{port}",
+        "--webhook-configuration-name",
+        configuration,
+    )
+    configurations = [
+        f"/apis/admissionregistration.k8s.io/v1/{plural}/{configuration}"
+        for plural in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations")
+    ]
+    try:
+        eventually(lambda: all(kube.get(path).status_code == 200 for path in configurations), "the configurations")
+        validating = expect(kube.get(configurations[0]))["webhooks"][0]
+        assert validating["clientConfig"]["url"] == f"https://127.0.0.1:{port}/validate-karta"
+        assert validating["failurePolicy"] == "Ignore" and validating["timeoutSeconds"] == 5
+        suffix = uuid.uuid4().hex[:8]
+        group = f"ctrl{suffix}.example.com"
+
+        def rejected() -> httpx.Response | None:
+            answer = kube.post(KARTAS, json=_karta(f"broken-{suffix}", group, broken=True))
+            if answer.status_code == 201:  # admitted before the API server called us: take it back, try again
+                kube.delete(f"{KARTAS}/broken-{suffix}")
+                return None
+            return answer
+
+        answer = eventually(rejected, "the invalid Karta rejected", [controller])
+        message = answer.json()["message"]
+        assert answer.status_code == 422, message
+        assert 'admission webhook "kartas.validate.workloadmap.io" denied the request' in message
+        assert "spec.structureDefinition.childComponents[0].ownerRef: " in message
+        assert "spec.structureDefinition.childComponents[0].specDefinition.podTemplateSpecPath: " in message
+
+        name = f"labelled-{suffix}"
+        created = expect(kube.post(KARTAS, json=_karta(name, group)), 201)
+        kartas.append(name)
+        assert created["metadata"]["labels"] == {
+            "run.ai/karta-group": group,
+            "run.ai/karta-version": "v1",
+            "run.ai/karta-kind": "Widget",
+        }
+        moved = copy.deepcopy(created)
+        moved["spec"]["structureDefinition"]["rootComponent"]["kind"]["kind"] = "Gadget"
+        refused = kube.put(f"{KARTAS}/{name}", json=moved)
+        assert refused.status_code == 422
+        assert (
+            f"spec.structureDefinition.rootComponent.kind: immutable (was {group}/v1/Widget)"
+            in refused.json()["message"]
+        )
+        served = controller.get(controller.metrics, "/metrics").text
+        assert 'workloadmap_controller_reconciles_total{controller="webhook/validate-karta",result="served"}' in served
+    finally:
+        for path in configurations:
+            kube.delete(path)

@@ -202,3 +202,67 @@ def test_probes() -> None:
     probes.expect("b")
     probes.ready("a")
     assert probes.not_ready() == ["b"]
+
+
+def _review(
+    obj: dict[str, Any] | None, *, old: dict[str, Any] | None = None, operation: str = "CREATE"
+) -> dict[str, Any]:
+    request: dict[str, Any] = {"uid": "u-1", "operation": operation, "object": obj}
+    if old is not None:
+        request["oldObject"] = old
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+
+
+def test_the_validating_webhook_lists_every_finding() -> None:
+    from workload_map.controller.admission import validate_karta
+
+    answer = validate_karta(_review(_karta(kind=GVK, broken=True)))["response"]
+    assert answer["uid"] == "u-1" and answer["allowed"] is False
+    assert answer["status"]["code"] == 422
+    assert answer["status"]["message"].startswith('Karta "w" is invalid: 1 error(s): ')
+    assert "spec.structureDefinition.childComponents[0].ownerRef: " in answer["status"]["message"]
+    assert validate_karta(_review(_karta(kind=GVK)))["response"] == {"uid": "u-1", "allowed": True}
+    assert validate_karta(_review(None, operation="DELETE"))["response"]["allowed"] is True
+
+
+def test_the_root_kind_is_immutable() -> None:
+    from workload_map.controller.admission import validate_karta
+
+    moved = _karta(kind={**GVK, "kind": "Gadget"})
+    answer = validate_karta(_review(moved, old=_karta(kind=GVK), operation="UPDATE"))["response"]
+    assert answer["allowed"] is False
+    assert (
+        "spec.structureDefinition.rootComponent.kind: immutable (was example.com/v1/Widget)"
+        in answer["status"]["message"]
+    )
+
+
+def test_the_mutating_webhook_adds_the_labels() -> None:
+    import base64
+    import json
+
+    from workload_map.controller.admission import mutate_karta
+
+    answer = mutate_karta(_review(_karta(kind=GVK)))["response"]
+    assert answer["allowed"] is True and answer["patchType"] == "JSONPatch"
+    assert json.loads(base64.b64decode(answer["patch"])) == [
+        {"op": "add", "path": "/metadata/labels", "value": {}},
+        {"op": "add", "path": "/metadata/labels/run.ai~1karta-group", "value": "example.com"},
+        {"op": "add", "path": "/metadata/labels/run.ai~1karta-version", "value": "v1"},
+        {"op": "add", "path": "/metadata/labels/run.ai~1karta-kind", "value": "Widget"},
+    ]
+    assert "patch" not in mutate_karta(_review(_karta()))["response"]  # no root kind: nothing to stamp
+
+
+def test_auto_certificates_are_made_once_and_name_the_hosts(tmp_path: Any) -> None:
+    pytest.importorskip("cryptography")
+    from workload_map.controller.certs import ensure_certificates, read_certificates
+
+    made = ensure_certificates(tmp_path, ["127.0.0.1", "wmap.example"])
+    assert made.ca_pem.startswith(b"-----BEGIN CERTIFICATE-----")
+    again = ensure_certificates(tmp_path, ["127.0.0.1"])
+    assert again.ca_pem == made.ca_pem  # fresh and naming the host: kept
+    other = ensure_certificates(tmp_path, ["10.0.0.1"])
+    assert other.ca_pem != made.ca_pem  # another host: made again
+    assert read_certificates(tmp_path).cert_file == tmp_path / "tls.crt"
+    assert oct((tmp_path / "tls.key").stat().st_mode & 0o777) == "0o600"
