@@ -347,6 +347,7 @@ def test_score_counts_nodes_left_partly_used_and_rank_orders_by_it() -> None:
     assert (c1.score, c1.nodes_used) == (1, 2)
     assert (c2.score, c2.nodes_used) == (0, 3)
     assert [p.cluster for p in rank([c3, c1, c2])] == ["c2", "c1", "c3"]
+    assert [p.cluster for p in rank(iter([c3, c1, c2]))] == ["c2", "c1", "c3"]  # any iterable, read once
 
 
 def test_the_lws_example_plan_places_two_groups_of_four_whole_nodes() -> None:

@@ -55,6 +55,14 @@ COMMANDS: dict[str, CommandSpec] = {
         "workload_map.cli.commands.serve:serve",
         "Serve the cluster's workloads as Prometheus metrics and a read-only JSON API over HTTP.",
     ),
+    "capacity": CommandSpec(
+        "workload_map.cli.commands.capacity:capacity",
+        "Show each cluster's accelerators: allocatable, requested and free, per node pool.",
+    ),
+    "place": CommandSpec(
+        "workload_map.cli.commands.place:place",
+        "Say which clusters can run a workload's gangs now, ranked, and why the others cannot.",
+    ),
     "suspend": CommandSpec(
         "workload_map.cli.commands.suspend:suspend",
         "Suspend a workload in the cluster through its definition's suspend actions.",

@@ -210,6 +210,10 @@ class ConnectionOptions:
     client_key: str | None = None
     tls_server_name: str | None = None
     disable_compression: bool = False
+    contexts: tuple[str, ...] = ()
+    """Commands over several clusters (`multi_cluster_options`): every `--context` given, in order."""
+    all_contexts: bool = False
+    """`--all-contexts`: every context of the kubeconfig."""
 
 
 _CONNECTION_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
@@ -232,9 +236,30 @@ _CONNECTION_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
 
 def connection_options(f: F) -> F:
     """kubectl's connection flags; the command receives them as one `connection: ConnectionOptions` argument."""
+    return _connection_flags(f, many_contexts=False)
 
+
+def multi_cluster_options(f: F) -> F:
+    """The connection flags with `--context` repeatable and `--all-contexts`, for a command that asks several
+    clusters at once: `connection.contexts` holds every `--context` (and `connection.context` the first)."""
+    return _connection_flags(f, many_contexts=True)
+
+
+def _connection_flags(f: F, *, many_contexts: bool) -> F:
     decorated: Any = f
     for names, dest, help_text in reversed(_CONNECTION_FLAGS):
+        if many_contexts and dest == "context":
+            decorated = click.option(
+                "--context",
+                "conn_contexts",
+                multiple=True,
+                metavar="TEXT",
+                help="A kubeconfig context to ask (repeatable: one row per cluster).",
+            )(decorated)
+            decorated = click.option(
+                "--all-contexts", "conn_all_contexts", is_flag=True, help="Ask every context of the kubeconfig."
+            )(decorated)
+            continue
         decorated = click.option(*names, f"conn_{dest}", default=None, help=help_text, metavar="TEXT")(decorated)
     decorated = click.option(
         "--as-group",
@@ -262,6 +287,9 @@ def _gather_connection(f: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         values = {key[len("conn_") :]: kwargs.pop(key) for key in list(kwargs) if key.startswith("conn_")}
+        if "contexts" in values:
+            values["contexts"] = tuple(values["contexts"])
+            values["context"] = values["contexts"][0] if values["contexts"] else None
         kwargs["connection"] = ConnectionOptions(**values)
         return f(*args, **kwargs)
 

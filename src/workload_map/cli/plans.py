@@ -17,7 +17,7 @@ from workload_map.cli.pipeline import ResolvedWorkload
 from workload_map.cli.render import machine
 from workload_map.cli.render.gangtree import plan_lines
 from workload_map.cli.render.text import write_lines
-from workload_map.gang import ExportError, GangError, NoGangInstructions, export, plan
+from workload_map.gang import ExportError, GangError, GangPlan, NoGangInstructions, export, plan
 
 
 @dataclass(frozen=True)
@@ -33,14 +33,10 @@ class GangOptions:
     volcano_sub_groups: bool = False
 
 
-def gang_documents(
-    workload: ResolvedWorkload, pods: Sequence[Mapping[str, Any]] | None, options: GangOptions, report: Reporter
-) -> list[dict[str, Any]]:
-    """The documents to print for one workload: its plan (`format` plan) or the scheduler's objects. The plan's
-    notes and the pods in no gang go to `report`.
-
-    Raises `CLIError` (exit 1) with a hint when the definition has no gang instructions or breaks a gang rule.
-    """
+def gang_plan_of(workload: ResolvedWorkload, pods: Sequence[Mapping[str, Any]] | None, report: Reporter) -> GangPlan:
+    """The gang plan of one workload (and its pods, None: from the spec alone); its notes and the pods in no gang
+    go to `report`. Raises `CLIError` (exit 1) with a hint when the definition has no gang instructions or breaks
+    a gang rule. `gang` and `place` both plan through here."""
     ref = workload.resolution.object
     what = f"{ref.kind}/{ref.name}" if ref.name else ref.kind
     try:
@@ -56,6 +52,17 @@ def gang_documents(
         report.warn(f"{what}: {note}")
     for pod in gang_plan.unplaced:
         report.warn(f"{what}: pod {pod.name} is in no gang: {pod.error or 'no gang matches it'}")
+    return gang_plan
+
+
+def gang_documents(
+    workload: ResolvedWorkload, pods: Sequence[Mapping[str, Any]] | None, options: GangOptions, report: Reporter
+) -> list[dict[str, Any]]:
+    """The documents to print for one workload: its plan (`format` plan) or the scheduler's objects
+    (`gang_plan_of` plans it)."""
+    ref = workload.resolution.object
+    what = f"{ref.kind}/{ref.name}" if ref.name else ref.kind
+    gang_plan = gang_plan_of(workload, pods, report)
     if options.format == "plan":
         return [gang_plan.to_dict()]
     if gang_plan.no_gang is not None and options.format != "kai":

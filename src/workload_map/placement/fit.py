@@ -100,8 +100,9 @@ class ClusterPlacement:
 def rank(placements: Iterable[ClusterPlacement]) -> list[ClusterPlacement]:
     """The clusters that fit, best first (lowest score, then fewest nodes used, then name), then the others by
     name."""
-    fitting = sorted((p for p in placements if p.fits), key=lambda p: (p.score or 0, p.nodes_used, p.cluster))
-    return fitting + sorted((p for p in placements if not p.fits), key=lambda p: p.cluster)
+    given = list(placements)
+    fitting = sorted((p for p in given if p.fits), key=lambda p: (p.score or 0, p.nodes_used, p.cluster))
+    return fitting + sorted((p for p in given if not p.fits), key=lambda p: p.cluster)
 
 
 # --- the demand: gangs as trees of roles ----------------------------------------------------------------------

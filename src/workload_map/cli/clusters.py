@@ -1,0 +1,116 @@
+"""Asking several clusters at once (`wmap capacity`, `wmap place`, `wmap get --context A --context B`): which
+contexts (`--context`, repeatable, or `--all-contexts`), and one answer per cluster, the clusters asked
+concurrently, each with its own deadline.
+
+    for answer in each_cluster(connection, lambda cluster, name: read_snapshot(cluster, name)):
+        answer.context, answer.value, answer.error       # error: one line (unreachable, forbidden, timed out)
+
+A cluster that fails is an answer with `error` set, never the end of the run: the caller shows it as a warning row
+and the others as usual. The threads only wait on the network; the answers come back in the order the contexts
+were given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from workload_map.cli.errors import CLIError, UsageError
+from workload_map.cli.live import cli_error, connection_settings
+from workload_map.cli.options import ConnectionOptions
+from workload_map.cluster import DEFAULT_REQUEST_TIMEOUT, Cluster, ClusterError
+from workload_map.cluster.kubeconfig import kubeconfig_files, merge_kubeconfigs
+
+__all__ = ["ClusterAnswer", "context_names", "each_cluster", "each_context"]
+
+T = TypeVar("T")
+
+MAX_PARALLEL = 8
+"""Clusters asked at the same time."""
+
+
+@dataclass(frozen=True)
+class ClusterAnswer(Generic[T]):
+    """One cluster's answer: `value`, or `error` (one line) when it could not be asked."""
+
+    context: str
+    value: T | None = None
+    error: str | None = None
+
+
+def context_names(connection: ConnectionOptions) -> list[str]:
+    """The contexts to ask: every `--context` given (duplicates once), or every context of the kubeconfig with
+    `--all-contexts`, or `[""]`: the current context only. A kubeconfig that cannot be read is exit 1."""
+    if connection.all_contexts:
+        if connection.contexts:
+            raise UsageError("--all-contexts cannot be combined with --context")
+        try:
+            merged = merge_kubeconfigs(kubeconfig_files(connection.kubeconfig))
+        except ClusterError as exc:
+            raise cli_error(exc) from None
+        names = [str(entry["name"]) for entry in merged["contexts"]]
+        if not names:
+            raise CLIError("--all-contexts: the kubeconfig has no contexts")
+        return names
+    return list(dict.fromkeys(connection.contexts)) or [""]
+
+
+def each_context(contexts: Sequence[str], ask: Callable[[str], T], *, deadline: float | None) -> list[ClusterAnswer[T]]:
+    """`ask(context)` for each context, concurrently; a `CLIError` or `ClusterError` it raises, or running past
+    `deadline` seconds (None: no limit), is that context's `error`."""
+
+    def one(context: str) -> ClusterAnswer[T]:
+        try:
+            return ClusterAnswer(context, ask(context))
+        except ClusterError as exc:
+            return ClusterAnswer(context, error=cli_error(exc).message)
+        except CLIError as exc:
+            return ClusterAnswer(context, error=exc.message)
+
+    pool = ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(contexts)) or 1, thread_name_prefix="wmap-cluster")
+    try:
+        futures = [pool.submit(one, context) for context in contexts]
+        answers: list[ClusterAnswer[T]] = []
+        for context, future in zip(contexts, futures, strict=True):
+            try:
+                answers.append(future.result(timeout=deadline))
+            except FutureTimeout:
+                answers.append(ClusterAnswer(context, error=f"no answer within {deadline:g}s"))
+        return answers
+    finally:
+        # a cluster past its deadline is not waited for: its requests end at their own timeout
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def each_cluster(
+    connection: ConnectionOptions,
+    ask: Callable[[Cluster, str], T],
+    *,
+    contexts: Sequence[str] | None = None,
+    chunk_size: int = 500,
+) -> list[ClusterAnswer[T]]:
+    """`ask(cluster, name)` on each context's cluster (`context_names` unless `contexts` is given), concurrently.
+    `name` is the context ("" for the current one: then the context's own name). Each cluster's deadline is
+    three of its request timeouts (`--request-timeout`, else the default)."""
+    names = context_names(connection) if contexts is None else list(contexts)
+    settings = connection_settings(connection)  # checks the flags once, up front (exit 2)
+    timeout = settings.request_timeout
+
+    def one(context: str) -> T:
+        chosen = connection_settings(dataclasses.replace(connection, context=context or connection.context))
+        cluster = Cluster(chosen, cache_dir=None, chunk_size=chunk_size)
+        try:
+            return ask(cluster, context or cluster.context.context_name)
+        finally:
+            cluster.close()
+
+    deadline = None if timeout is None else 3 * timeout
+    return each_context(names, one, deadline=deadline)
+
+
+def default_deadline() -> float:
+    return 3 * DEFAULT_REQUEST_TIMEOUT

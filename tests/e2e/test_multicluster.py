@@ -1,0 +1,280 @@
+"""Across clusters (issue 24) against two real test API servers at once, started here with their own state
+directories (`WMAP_TEST_CLUSTER_DIR=/tmp/wmap-cluster-mc1`, `...-mc2`) and stopped at the end; plus a context whose
+server is gone and a context whose user may not list nodes (the restricted user of mc1).
+
+The test creates Node objects (capacity and allocatable through the status subresource; labels, taints) and pods
+bound with spec.nodeName; there is no scheduler or kubelet, so nothing moves. It asserts `wmap capacity`, `wmap
+place -f` / `place TYPE/NAME` (fits, ranking, the first reason, topology, exit codes) and the multi-context
+`wmap get` table and JSON, each unreachable or forbidden cluster a warning row with the others still shown.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.cli.helpers import Result, invoke
+
+from .conftest import SCRIPT, TEST_CRD_DIR, ApiServer, _parse_env, _server_from_env, expect, unavailable
+
+pytestmark = pytest.mark.e2e
+
+GPU = "nvidia.com/gpu"
+MERGE = {"Content-Type": "application/merge-patch+json"}
+INSTANCES = ("mc1", "mc2")
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "WMAP_TEST_CLUSTER_DIR": f"/tmp/wmap-cluster-{name}"}
+    return subprocess.run(
+        ["bash", str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[dict[str, ApiServer]]:
+    started: list[str] = []
+    out: dict[str, ApiServer] = {}
+    try:
+        for name in INSTANCES:  # one after the other: each picks its own free ports
+            result = _script(name, "start")
+            if result.returncode != 0:
+                unavailable(f"{name}: {result.stderr.strip()[-400:]}")
+            started.append(name)
+            out[name] = _server_from_env(_parse_env(_script(name, "env").stdout), started_here=True)
+        yield out
+    finally:
+        for name in started:
+            _script(name, "stop")
+
+
+def _node(
+    server: ApiServer, name: str, gpus: int, labels: dict[str, str], taints: list[dict[str, str]] | None = None
+) -> None:
+    amounts = {"cpu": "96", "memory": "2Ti", GPU: str(gpus), "pods": "110"}
+    body = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
+    with server.client() as c:
+        created = expect(c.post("/api/v1/nodes", json=body), 201)
+        # the API server's admission taints a new node not-ready:NoSchedule, which the node lifecycle controller
+        # lifts once the kubelet reports Ready; there is neither here, so the test plays both
+        assert {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"} in created["spec"]["taints"]
+        spec = json.dumps({"spec": {"taints": taints or None}})
+        expect(c.patch(f"/api/v1/nodes/{name}", content=spec, headers=MERGE), 200)
+        ready = {"type": "Ready", "status": "True", "reason": "KubeletReady"}
+        status = {"status": {"capacity": amounts, "allocatable": amounts, "conditions": [ready]}}
+        expect(c.patch(f"/api/v1/nodes/{name}/status", content=json.dumps(status), headers=MERGE), 200)
+
+
+def _pod(server: ApiServer, namespace: str, name: str, node: str, gpus: int, phase: str | None = None) -> None:
+    resources = {"requests": {"cpu": "4", GPU: str(gpus)}, "limits": {GPU: str(gpus)}}
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"nodeName": node, "containers": [{"name": "main", "image": "busybox", "resources": resources}]},
+    }
+    with server.client() as c:
+        expect(c.post(f"/api/v1/namespaces/{namespace}/pods", json=body), 201)
+        if phase is not None:
+            patch = json.dumps({"status": {"phase": phase}})
+            expect(c.patch(f"/api/v1/namespaces/{namespace}/pods/{name}/status", content=patch, headers=MERGE), 200)
+
+
+A100 = {"node.kubernetes.io/instance-type": "p4d.24xlarge", "nvidia.com/gpu.product": "A100"}
+H100 = {"node.kubernetes.io/instance-type": "p5.48xlarge", "nvidia.com/gpu.product": "H100"}
+
+
+@pytest.fixture(scope="module")
+def clusters(servers: dict[str, ApiServer]) -> dict[str, Any]:
+    """mc1: two 4-GPU A100 nodes, one with 2 GPUs taken. mc2: four 8-GPU H100 nodes in zones z1 (n1, n2) and z2
+    (n3, n4); n4 is full, n3 has a finished pod (it takes nothing); a fifth node is tainted and offers 8 more."""
+    mc1, mc2 = servers["mc1"], servers["mc2"]
+    namespaces = {name: server.create_namespace("wmap-mc") for name, server in servers.items()}
+    _node(mc1, "a-1", 4, A100)
+    _node(mc1, "a-2", 4, A100)
+    _pod(mc1, namespaces["mc1"], "running", "a-1", 2)
+    for name, zone in (("h-1", "z1"), ("h-2", "z1"), ("h-3", "z2"), ("h-4", "z2")):
+        _node(mc2, name, 8, {**H100, "zone": zone})
+    _node(mc2, "h-reserved", 8, {**H100, "zone": "z3"}, taints=[{"key": "reserved", "effect": "NoSchedule"}])
+    _pod(mc2, namespaces["mc2"], "full", "h-4", 8)
+    _pod(mc2, namespaces["mc2"], "done", "h-3", 8, phase="Succeeded")
+    return {"namespaces": namespaces}
+
+
+@pytest.fixture(scope="module")
+def kubeconfig(servers: dict[str, ApiServer], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One kubeconfig with contexts mc1, mc2, mc1-restricted (may list nothing) and gone (no server there)."""
+    merged: dict[str, Any] = {"apiVersion": "v1", "kind": "Config", "clusters": [], "users": [], "contexts": []}
+
+    def add(context: str, path: Path) -> None:
+        config = yaml.safe_load(path.read_text())
+        current = next(c for c in config["contexts"] if c["name"] == config["current-context"])["context"]
+        cluster = next(c for c in config["clusters"] if c["name"] == current["cluster"])
+        user = next(u for u in config["users"] if u["name"] == current["user"])
+        merged["clusters"].append({"name": context, "cluster": copy.deepcopy(cluster["cluster"])})
+        merged["users"].append({"name": context, "user": copy.deepcopy(user["user"])})
+        merged["contexts"].append({"name": context, "context": {"cluster": context, "user": context}})
+
+    add("mc1", servers["mc1"].kubeconfig)
+    add("mc2", servers["mc2"].kubeconfig)
+    restricted = servers["mc1"].restricted_kubeconfig
+    assert restricted is not None
+    add("mc1-restricted", restricted)
+    merged["clusters"].append({"name": "gone", "cluster": {"server": "https://127.0.0.1:9"}})
+    merged["users"].append({"name": "gone", "user": {"token": "x"}})
+    merged["contexts"].append({"name": "gone", "context": {"cluster": "gone", "user": "gone"}})
+    merged["current-context"] = "mc1"
+    path = tmp_path_factory.mktemp("mc") / "kubeconfig"
+    path.write_text(yaml.safe_dump(merged))
+    return path
+
+
+def wmap(kubeconfig: Path, tmp_path: Path, *args: str) -> Result:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {"WMAP_CACHE_DIR": str(tmp_path / "cache")}
+    return invoke([*args, "--kubeconfig", str(kubeconfig), "--request-timeout", "10s"], home=home, env=env)
+
+
+def lws(tmp_path: Path, size: int, name: str = "serve") -> Path:
+    """The LWS example as one group of `size` pods of 8 GPUs (a leader and size - 1 workers)."""
+    obj = yaml.safe_load((EXAMPLES / "leaderworkerset.yaml").read_text())
+    obj["metadata"] = {"name": name, "namespace": "default"}
+    obj["spec"]["replicas"] = 1
+    obj["spec"]["leaderWorkerTemplate"]["size"] = size
+    obj.pop("status", None)
+    path = tmp_path / f"lws-{size}.yaml"
+    path.write_text(yaml.safe_dump(obj))
+    return path
+
+
+# --- wmap capacity ----------------------------------------------------------------------------------------------
+
+
+def test_capacity_per_cluster_and_pool(clusters: Any, kubeconfig: Path, tmp_path: Path) -> None:
+    result = wmap(kubeconfig, tmp_path, "capacity", "--context", "mc1", "--context", "mc2", "-o", "json")
+    assert result.code == 0, result.stderr
+    data = json.loads(result.stdout)["clusters"]
+    assert data["mc1"]["resources"] == {GPU: {"allocatable": "8", "requested": "2", "free": "6"}}
+    assert data["mc2"]["nodes"] == 5
+    assert data["mc2"]["resources"] == {GPU: {"allocatable": "40", "requested": "8", "free": "32"}}
+    assert data["mc2"]["pools"] == [
+        {"labels": H100, "nodes": 5, "resources": {GPU: {"allocatable": "40", "requested": "8", "free": "32"}}}
+    ]
+    by_zone = wmap(kubeconfig, tmp_path, "capacity", "--context", "mc2", "--pool-label", "zone", "--resource", "cpu")
+    assert by_zone.code == 0, by_zone.stderr
+    lines = [line.split() for line in by_zone.stdout.splitlines()]
+    assert lines[0] == ["CLUSTER", "POOL", "NODES", "RESOURCE", "ALLOCATABLE", "REQUESTED", "FREE"]
+    assert ["mc2", "all", "5", "cpu", "480", "4", "476"] in lines
+    assert ["mc2", "z2", "2", "cpu", "192", "4", "188"] in lines  # the finished pod on h-3 takes nothing
+
+
+def test_capacity_shows_an_unreachable_and_a_forbidden_cluster_as_warning_rows(
+    clusters: Any, kubeconfig: Path, tmp_path: Path
+) -> None:
+    result = wmap(kubeconfig, tmp_path, "capacity", "--all-contexts")
+    assert result.code == 0, result.stderr
+    rows = {line.split()[0]: line for line in result.stdout.splitlines()[1:]}
+    assert set(rows) == {"mc1", "mc2", "mc1-restricted", "gone"}
+    assert "(not read:" in rows["gone"] and "(not read:" in rows["mc1-restricted"]
+    assert "not allowed to list nodes (as user wmap-restricted)" in rows["mc1-restricted"]
+    assert "warning: cluster gone:" in result.stderr
+    all_gone = wmap(kubeconfig, tmp_path, "capacity", "--context", "gone")
+    assert all_gone.code == 1
+    assert "no cluster could be read" in all_gone.stderr
+
+
+# --- wmap place ---------------------------------------------------------------------------------------------------
+
+
+def test_place_ranks_the_clusters_that_fit_and_gives_the_first_reason(
+    clusters: Any, kubeconfig: Path, tmp_path: Path
+) -> None:
+    two = lws(tmp_path, 2)
+    result = wmap(kubeconfig, tmp_path, "place", "-f", str(two), "--context", "mc1", "--context", "mc2", "-o", "json")
+    assert result.code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["workloads"] == ["LeaderWorkerSet/serve"]
+    assert data["ranked"] == ["mc2"]
+    assert data["clusters"]["mc2"]["fits"] is True
+    assert data["clusters"]["mc2"]["score"] == 0
+    assert data["clusters"]["mc2"]["gangs"][0]["nodes"] == {"h-1": 1, "h-2": 1}
+    mc1 = data["clusters"]["mc1"]
+    assert mc1["fits"] is False
+    assert mc1["reason"] == (
+        "LeaderWorkerSet/serve: gang serve-0, sub-group leader, role leader: needs 1 pods of 8 nvidia.com/gpu; "
+        "the largest node has 4 free"
+    )
+    assert any("DRA" in item for item in data["notModelled"])
+
+    table = wmap(kubeconfig, tmp_path, "place", "-f", str(two), "--context", "mc1", "--context", "mc2")
+    assert table.code == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[0].split() == ["CLUSTER", "FITS", "SCORE", "NODES", "REASON"]
+    assert lines[1].split() == ["mc2", "yes", "0", "2"]
+    assert lines[2].split()[:4] == ["mc1", "no", "-", "-"]
+    assert lines[-1].startswith("Not modelled: quotas")
+
+
+def test_place_with_a_topology_key_and_exit_1_when_nothing_fits(
+    clusters: Any, kubeconfig: Path, tmp_path: Path
+) -> None:
+    three = lws(tmp_path, 3)
+    spread = wmap(kubeconfig, tmp_path, "place", "-f", str(three), "--context", "mc2", "-o", "json")
+    assert spread.code == 0, spread.stderr
+    assert json.loads(spread.stdout)["clusters"]["mc2"]["gangs"][0]["nodes"] == {"h-1": 1, "h-2": 1, "h-3": 1}
+    zoned = wmap(kubeconfig, tmp_path, "place", "-f", str(three), "--context", "mc2", "--topology-key", "zone")
+    assert zoned.code == 1
+    assert "no single zone value holds it" in zoned.stdout
+    assert "error: no cluster can run LeaderWorkerSet/serve now" in zoned.stderr
+    two = lws(tmp_path, 2)
+    in_zone = wmap(
+        kubeconfig, tmp_path, "place", "-f", str(two), "--context", "mc2", "--topology-key", "zone", "-o", "json"
+    )
+    assert json.loads(in_zone.stdout)["clusters"]["mc2"]["gangs"][0]["domain"] == "z1"
+
+
+def test_place_skips_an_unreachable_cluster_with_a_warning(clusters: Any, kubeconfig: Path, tmp_path: Path) -> None:
+    result = wmap(kubeconfig, tmp_path, "place", "-f", str(lws(tmp_path, 2)), "--context", "gone", "--context", "mc2")
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1].split() == ["mc2", "yes", "0", "2"]
+    assert lines[2].split()[:4] == ["gone", "?", "-", "-"]
+    assert "warning: cluster gone:" in result.stderr
+
+
+def test_place_a_workload_read_from_a_cluster(
+    servers: dict[str, ApiServer], clusters: Any, kubeconfig: Path, tmp_path: Path
+) -> None:
+    mc1 = servers["mc1"]
+    mc1.apply_crd_file(TEST_CRD_DIR / "leaderworkersets.leaderworkerset.x-k8s.io.yaml")
+    obj = yaml.safe_load(lws(tmp_path, 2, name=f"live-{uuid.uuid4().hex[:6]}").read_text())
+    obj["metadata"]["namespace"] = clusters["namespaces"]["mc1"]
+    stored = mc1.apply(obj)
+    result = wmap(
+        kubeconfig,
+        tmp_path,
+        "place",
+        f"leaderworkerset/{stored['metadata']['name']}",
+        "-n",
+        clusters["namespaces"]["mc1"],
+        "--all-contexts",
+        "-o",
+        "json",
+    )
+    assert result.code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["ranked"] == ["mc2"]
+    assert data["clusters"]["mc1"]["fits"] is False
+    assert set(data["clusters"]) == {"mc1", "mc2", "mc1-restricted", "gone"}
+    assert "error" in data["clusters"]["gone"]
