@@ -1,8 +1,9 @@
 """The JSON API's documents, built from the store (sans I/O; `serve.http` routes requests to them).
 
-* `GET /api/v1/workloads?namespace=&kind=&phase=&limit=&continue=`: `{"apiVersion": API_VERSION, "kind":
-  "WorkloadList", "items": [view, ...], "continue": token|null, "total": n}`, each item the workload's view in
-  its versioned schema (`workloadmap.io/view/v1`, docs/view.md), in (namespace, kind, name) order;
+* `GET /api/v1/workloads?namespace=&kind=&phase=&q=&limit=&continue=`: `{"apiVersion": API_VERSION, "kind":
+  "WorkloadList", "total": n, "continue": token|null, "namespaces", "kinds", "phases", "items": [view, ...]}`,
+  each item the workload's view in its versioned schema (`workloadmap.io/view/v1`, docs/view.md), in (namespace,
+  kind, name) order; `q` is a case-insensitive part of the name;
 * `GET /api/v1/workloads/{namespace}/{kind}/{name}`: one view (kind case-insensitive);
 * `GET /api/v1/definitions`: the definitions in force, and whether the server serves and we watch each type.
 """
@@ -53,7 +54,12 @@ def _offset(query: Mapping[str, str]) -> int:
 def workloads(store: Store, query: Mapping[str, str]) -> dict[str, Any]:
     """The workload list (see the module docstring); raises `RequestError` (400) for a bad limit or continue."""
     limit, offset = _limit(query), _offset(query)
-    selected = list(store.select(namespace=query.get("namespace"), kind=query.get("kind"), phase=query.get("phase")))
+    selected = list(
+        store.select(
+            namespace=query.get("namespace"), kind=query.get("kind"), phase=query.get("phase"), search=query.get("q")
+        )
+    )
+    views = store.views.values()
     page = selected[offset : offset + limit]
     following = offset + limit if offset + limit < len(selected) else None
     return {
@@ -61,6 +67,10 @@ def workloads(store: Store, query: Mapping[str, str]) -> dict[str, Any]:
         "kind": "WorkloadList",
         "total": len(selected),
         "continue": str(following) if following is not None else None,
+        # what the filters can choose from (over every workload, not this page): the dashboard's menus
+        "namespaces": sorted({view.namespace for view in views}),
+        "kinds": sorted({view.kind for view in views}),
+        "phases": sorted({view.phase for view in views}),
         "items": [view.to_dict() for view in page],
     }
 

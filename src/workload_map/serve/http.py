@@ -6,11 +6,14 @@
 | `/api/v1/workloads`, `/api/v1/workloads/{namespace}/{kind}/{name}`, `/api/v1/definitions` | JSON (`serve.api`) |
 | `/healthz` | 200 while the process serves |
 | `/readyz` | 200 once every informer has listed; 503 before, or after the watch failed |
+| `/api/v1/events` | server-sent events: `changed` (with the store's generation) after each applied batch |
+| `/`, `/static/app.js`, `/static/app.css` | the dashboard (package files; no inline script, under a strict CSP) |
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from importlib import resources
 from typing import Any
 
 import msgspec
@@ -24,7 +27,29 @@ from workload_map.serve.store import Store
 __all__ = ["make_app"]
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-_SECURITY = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+_SECURITY = {
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+    # the dashboard's own files only: no inline script or style, nothing from elsewhere, no framing
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+}
+_STATIC = {
+    "index.html": "text/html",
+    "app.js": "text/javascript",
+    "app.css": "text/css",
+}
+Changes = Callable[[], Awaitable[None]]
+"""Returns after the store changed, or after a while without a change (the stream then sends a keep-alive)."""
+
+
+def _asset(name: str) -> bytes:
+    return resources.files("workload_map.serve").joinpath("static").joinpath(name).read_bytes()
+
+
 _METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -46,9 +71,35 @@ async def _problems(request: web.Request, handler: Handler) -> web.StreamRespons
     return response
 
 
-def make_app(store: Store, registry: DefinitionRegistry, collector: WorkloadCollector) -> web.Application:
-    """The application over a store the engine keeps current."""
+def make_app(
+    store: Store, registry: DefinitionRegistry, collector: WorkloadCollector, changes: Changes | None = None
+) -> web.Application:
+    """The application over a store the engine keeps current; `changes` feeds the event stream."""
     metrics_registry = registry_for(collector)
+    assets = {name: _asset(name) for name in _STATIC}
+
+    async def page(_: web.Request) -> web.Response:
+        return web.Response(body=assets["index.html"], content_type=_STATIC["index.html"], charset="utf-8")
+
+    async def static(request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if name not in assets or name == "index.html":
+            raise web.HTTPNotFound(reason=f"no static file {name!r}")
+        return web.Response(body=assets[name], content_type=_STATIC[name], charset="utf-8")
+
+    async def events(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", **_SECURITY})
+        await response.prepare(request)
+        sent = -1
+        while True:
+            if store.generation != sent:
+                sent = store.generation
+                await response.write(f'event: changed\ndata: {{"generation": {sent}}}\n\n'.encode())
+            else:
+                await response.write(b": keep-alive\n\n")
+            if changes is None:
+                return response
+            await changes()
 
     async def metrics(_: web.Request) -> web.Response:
         return web.Response(body=render(metrics_registry), headers={"Content-Type": _METRICS_TYPE})
@@ -77,4 +128,7 @@ def make_app(store: Store, registry: DefinitionRegistry, collector: WorkloadColl
     app.router.add_get("/api/v1/definitions", definitions)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
+    app.router.add_get("/api/v1/events", events)
+    app.router.add_get("/", page)
+    app.router.add_get("/static/{name}", static)
     return app

@@ -22,6 +22,8 @@ from workload_map.serve.store import Store
 
 __all__ = ["ServeConfig", "serve"]
 
+KEEP_ALIVE = 15.0  # seconds between two writes on an idle event stream (proxies close silent connections)
+
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
@@ -50,7 +52,14 @@ async def _main(config: ServeConfig) -> None:
     client = AsyncApiClient(config.context, log=config.request_log)
     engine = Engine(client, config.engine, store=store, log=config.log)
     collector = WorkloadCollector(store, max_series=config.max_series, gpu_names=config.engine.gpu_names)
-    runner = web.AppRunner(make_app(store, config.engine.registry, collector), access_log=None, handle_signals=False)
+
+    async def changes() -> None:
+        # the engine replaces its event after setting it: wait on the one in force now
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(engine.changed.wait(), KEEP_ALIVE)
+
+    app = make_app(store, config.engine.registry, collector, changes)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
     await runner.setup()
     try:
         site = web.TCPSite(runner, config.host, config.port)

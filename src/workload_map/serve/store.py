@@ -70,12 +70,21 @@ class Store:
         return None
 
     def select(
-        self, *, namespace: str | None = None, kind: str | None = None, phase: str | None = None
+        self,
+        *,
+        namespace: str | None = None,
+        kind: str | None = None,
+        phase: str | None = None,
+        search: str | None = None,
     ) -> Iterator[WorkloadView]:
-        """The views that pass every given filter (kind and phase case-insensitive), in `sorted_views` order."""
+        """The views that pass every given filter (kind and phase case-insensitive; `search`: a case-insensitive
+        part of the name), in `sorted_views` order."""
         kind_l = kind.lower() if kind else None
         phase_l = phase.lower() if phase else None
+        search_l = search.lower() if search else None
         for view in self.sorted_views():
+            if search_l and search_l not in view.name.lower():
+                continue
             if namespace and view.namespace != namespace:
                 continue
             if kind_l and view.kind.lower() != kind_l:
