@@ -42,8 +42,13 @@ def test_components_are_cut_after_three_children_unless_asked(wmap: Wmap) -> Non
 
 def test_group_and_kind_filter_ignoring_case_and_core_is_the_empty_group(wmap: Wmap) -> None:
     assert names(wmap("definitions", "--group", "kubeflow.org")) == [
+        "kubeflow-org-jaxjob-v1",
+        "kubeflow-org-mpijob-v1",
         "kubeflow-org-mpijob-v2beta1",
+        "kubeflow-org-paddlejob-v1",
         "kubeflow-org-pytorchjob-v1",
+        "kubeflow-org-tfjob-v1",
+        "kubeflow-org-xgboostjob-v1",
     ]
     assert names(wmap("definitions", "--group", "kubeflow.org", "--kind", "pytorchjob")) == [
         "kubeflow-org-pytorchjob-v1"
@@ -103,6 +108,14 @@ def test_a_local_definition_replaces_the_catalog_one_for_its_kind(wmap: Wmap, tm
     path = tmp_path / "mine.yaml"
     path.write_text(exported.replace("name: kubeflow-org-pytorchjob-v1", "name: my-pytorchjob", 1))
     result = wmap("definitions", "--definitions", str(path), "--group", "kubeflow.org")
-    assert names(result) == ["kubeflow-org-mpijob-v2beta1", "my-pytorchjob"]
+    assert names(result) == [
+        "kubeflow-org-jaxjob-v1",
+        "kubeflow-org-mpijob-v1",
+        "kubeflow-org-mpijob-v2beta1",
+        "kubeflow-org-paddlejob-v1",
+        "kubeflow-org-tfjob-v1",
+        "kubeflow-org-xgboostjob-v1",
+        "my-pytorchjob",
+    ]
     mine = next(line for line in result.stdout.splitlines() if line.startswith("my-pytorchjob"))
     assert mine.split()[-1] == "local"
