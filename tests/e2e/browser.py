@@ -93,6 +93,8 @@ class Browser:
         self.socket = await self.session.ws_connect(page["webSocketDebuggerUrl"], max_msg_size=0)
         await self._call("Runtime.enable", {})
         await self._call("Page.enable", {})
+        viewport = {"width": 1200, "height": 800, "deviceScaleFactor": 1, "mobile": False}
+        await self._call("Emulation.setDeviceMetricsOverride", viewport)
 
     async def _call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         assert self.socket is not None

@@ -67,6 +67,7 @@ def test_the_dashboard_in_a_browser(
     assert table[f"{namespace}/PyTorchJob/{name}"]["held"] == "10"
     assert table[f"{namespace}/PyTorchJob/{name}"]["phase"] == "Running"
     assert browser.wait_for("document.getElementById('live').textContent") == "live"
+    browser.screenshot(tmp_path / "workloads.png")
 
     # a filter, then the search
     browser.evaluate(
@@ -86,7 +87,6 @@ def test_the_dashboard_in_a_browser(
     )
     browser.wait_for("document.querySelectorAll('tr.workload').length === 1")
     assert [row["key"] for row in rows(browser)] == [f"{namespace}/JobSet/llm-pretrain"]
-    browser.screenshot(tmp_path / "workloads.png")
 
     # the workload page: the tree with its pods
     browser.open(f"{server.url}/#/w/{namespace}/PyTorchJob/{name}")
@@ -96,6 +96,7 @@ def test_the_dashboard_in_a_browser(
     pods = browser.evaluate("[...document.querySelectorAll('#tree li.pod')].map(p => p.dataset.pod)")
     assert sorted(pods) == sorted([f"{name}-master-0", *(f"{name}-worker-{i}" for i in range(4))])
     assert browser.evaluate("document.getElementById('summary-phase').textContent") == "Running"
+    browser.screenshot(tmp_path / "workload.png")
 
     # a status change, pushed live: the page redraws without a reload
     before = int(browser.evaluate("document.body.dataset.rendered"))
@@ -129,6 +130,7 @@ def test_the_dashboard_in_a_browser(
         "[...document.querySelectorAll('#definitions tr.watched')].map(r => r.children[3].textContent)"
     )
     assert PYTORCHJOB in watched and JOBSET in watched
+    browser.screenshot(tmp_path / "definitions.png")
     assert not [line for line in browser.console if "Content Security Policy" in line or "exception" in line], (
         json.dumps(browser.console)
     )
