@@ -25,6 +25,7 @@ import yaml
 from tests.cli.helpers import Result, invoke
 
 from .conftest import SCRIPT, TEST_CRD_DIR, ApiServer, _parse_env, _server_from_env, expect, unavailable
+from .test_live_support import deployment_body
 
 pytestmark = pytest.mark.e2e
 
@@ -278,3 +279,65 @@ def test_place_a_workload_read_from_a_cluster(
     assert data["clusters"]["mc1"]["fits"] is False
     assert set(data["clusters"]) == {"mc1", "mc2", "mc1-restricted", "gone"}
     assert "error" in data["clusters"]["gone"]
+
+
+# --- wmap get across contexts ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shared_namespace(servers: dict[str, ApiServer]) -> str:
+    """One namespace name in both clusters, each with a Deployment named after its cluster."""
+    name = f"wmap-mc-get-{uuid.uuid4().hex[:6]}"
+    for cluster, server in servers.items():
+        with server.client() as c:
+            body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+            expect(c.post("/api/v1/namespaces", json=body), 201)
+        server.apply(deployment_body(f"web-{cluster}", replicas=1), namespace=name)
+    return name
+
+
+def test_get_across_contexts_is_one_table_with_a_cluster_column(
+    shared_namespace: str, kubeconfig: Path, tmp_path: Path
+) -> None:
+    contexts = ("--context", "mc1", "--context", "gone", "--context", "mc2", "--context", "mc1-restricted")
+    result = wmap(kubeconfig, tmp_path, "get", "deployments", "-n", shared_namespace, *contexts)
+    assert result.code == 0, result.stderr
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert rows[0] == ["CLUSTER", "NAME", "PHASE", "AGE"]
+    assert [row[:2] for row in rows[1:]] == [
+        ["mc1", "web-mc1"],
+        ["gone", "(not"],
+        ["mc2", "web-mc2"],
+        ["mc1-restricted", "(not"],
+    ]  # in the order the contexts were given
+    lines = result.stdout.splitlines()
+    assert "cannot reach https://127.0.0.1:9: connection refused" in lines[2]
+    assert "not allowed to list" in lines[4] and "(as user wmap-restricted)" in lines[4]
+    assert "warning: cluster gone: cannot reach https://127.0.0.1:9" in result.stderr
+    assert "warning: cluster mc1-restricted: not allowed to list" in result.stderr
+
+
+def test_get_all_contexts_json_is_keyed_by_cluster(shared_namespace: str, kubeconfig: Path, tmp_path: Path) -> None:
+    result = wmap(kubeconfig, tmp_path, "get", "deployments", "-n", shared_namespace, "--all-contexts", "-o", "json")
+    assert result.code == 0, result.stderr
+    clusters = json.loads(result.stdout)["clusters"]
+    assert list(clusters) == ["mc1", "mc2", "mc1-restricted", "gone"]  # the kubeconfig's order
+    assert [item["name"] for item in clusters["mc1"]["items"]] == ["web-mc1"]
+    assert [item["name"] for item in clusters["mc2"]["items"]] == ["web-mc2"]
+    assert clusters["mc2"]["count"] == 1
+    assert clusters["gone"]["error"].startswith("cannot reach https://127.0.0.1:9")
+    assert "not allowed to list" in clusters["mc1-restricted"]["error"]
+
+
+def test_get_one_context_is_unchanged_and_several_refuse_watch(
+    shared_namespace: str, kubeconfig: Path, tmp_path: Path
+) -> None:
+    one = wmap(kubeconfig, tmp_path, "get", "deployments", "-n", shared_namespace, "--context", "mc2")
+    assert one.code == 0, one.stderr
+    assert one.stdout.splitlines()[0].split() == ["NAME", "PHASE", "AGE"]
+    assert one.stdout.splitlines()[1].split()[0] == "web-mc2"
+    watch = wmap(kubeconfig, tmp_path, "get", "deployments", "-w", "--context", "mc1", "--context", "mc2")
+    assert watch.code == 2
+    assert "--watch reads one cluster" in watch.stderr
+    nothing = wmap(kubeconfig, tmp_path, "get", "deployments", "--context", "gone", "--context", "gone2")
+    assert nothing.code == 1

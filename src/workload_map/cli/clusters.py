@@ -22,10 +22,10 @@ from typing import Generic, TypeVar
 from workload_map.cli.errors import CLIError, UsageError
 from workload_map.cli.live import cli_error, connection_settings
 from workload_map.cli.options import ConnectionOptions
-from workload_map.cluster import DEFAULT_REQUEST_TIMEOUT, Cluster, ClusterError
+from workload_map.cluster import Cluster, ClusterError
 from workload_map.cluster.kubeconfig import kubeconfig_files, merge_kubeconfigs
 
-__all__ = ["ClusterAnswer", "context_names", "each_cluster", "each_context"]
+__all__ = ["ClusterAnswer", "cluster_deadline", "context_names", "each_cluster", "each_context"]
 
 T = TypeVar("T")
 
@@ -94,11 +94,9 @@ def each_cluster(
     chunk_size: int = 500,
 ) -> list[ClusterAnswer[T]]:
     """`ask(cluster, name)` on each context's cluster (`context_names` unless `contexts` is given), concurrently.
-    `name` is the context ("" for the current one: then the context's own name). Each cluster's deadline is
-    three of its request timeouts (`--request-timeout`, else the default)."""
+    `name` is the context ("" for the current one: then the context's own name); each cluster has
+    `cluster_deadline`."""
     names = context_names(connection) if contexts is None else list(contexts)
-    settings = connection_settings(connection)  # checks the flags once, up front (exit 2)
-    timeout = settings.request_timeout
 
     def one(context: str) -> T:
         chosen = connection_settings(dataclasses.replace(connection, context=context or connection.context))
@@ -108,9 +106,11 @@ def each_cluster(
         finally:
             cluster.close()
 
-    deadline = None if timeout is None else 3 * timeout
-    return each_context(names, one, deadline=deadline)
+    return each_context(names, one, deadline=cluster_deadline(connection))
 
 
-def default_deadline() -> float:
-    return 3 * DEFAULT_REQUEST_TIMEOUT
+def cluster_deadline(connection: ConnectionOptions) -> float | None:
+    """How long one cluster may take: three of its request timeouts (`--request-timeout`, else the default; None:
+    no limit). Checks the connection flags (a bad `--request-timeout` is exit 2)."""
+    timeout = connection_settings(connection).request_timeout
+    return None if timeout is None else 3 * timeout

@@ -13,6 +13,7 @@ or the bare item for `TYPE NAME`. See docs/live.md.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +24,7 @@ import click
 
 from workload_map._io import InputError, read_input_text
 from workload_map.catalog import Resolved
+from workload_map.cli.clusters import ClusterAnswer, cluster_deadline, context_names, each_context
 from workload_map.cli.commands.watch_loop import (
     open_watch,
     poll_interval_option,
@@ -30,7 +32,7 @@ from workload_map.cli.commands.watch_loop import (
     workload_resource,
 )
 from workload_map.cli.context import state
-from workload_map.cli.errors import UsageError
+from workload_map.cli.errors import CLIError, UsageError
 from workload_map.cli.jqmode import definition_policy
 from workload_map.cli.live import LiveSession, live_session, parse_target, translate_errors
 from workload_map.cli.options import (
@@ -38,8 +40,8 @@ from workload_map.cli.options import (
     OutputSpec,
     cache_dir_option,
     chunk_size_option,
-    connection_options,
     definitions_option,
+    multi_cluster_options,
     output_option,
     resolve_output,
 )
@@ -299,37 +301,46 @@ def object_name(row: Row) -> str:
     return f"{resource}/{row.name}"
 
 
-def render_table(rows: Sequence[Row], *, wide: bool, namespaces: bool, types: bool, headers_row: bool = True) -> None:
+def table_headers(*, wide: bool, namespaces: bool, types: bool) -> list[str]:
     headers = ["NAME", *(["NAMESPACE"] if namespaces else []), *(["TYPE"] if types else []), "PHASE", "AGE"]
     if wide:
         headers += ["PODS", "GPU", "COMPONENTS", "ORIGIN"]
+    return headers
+
+
+def render_table(rows: Sequence[Row], *, wide: bool, namespaces: bool, types: bool, headers_row: bool = True) -> None:
+    headers = table_headers(wide=wide, namespaces=namespaces, types=types)
     table: list[list[Cell]] = [[seg(title, "heading") for title in headers]] if headers_row else []
-    for row in rows:
-        phase_cell: Cell = []
-        for index, phase in enumerate(row.phases):
-            if index:
-                phase_cell.append((",", ""))
-            phase_cell.append((phase, PHASE_STYLES.get(phase, "")))
-        cells: list[Cell] = [seg(row.name)]
-        if namespaces:
-            cells.append(seg(row.namespace or "<none>"))
-        if types:
-            cells.append(seg(row.type_label))
-        cells += [phase_cell, seg(age(row.created_at))]
-        if wide:
-            view = row.view
-            cells += [
-                seg(str(view.replicas.desired) if view else "?"),
-                seg(str(view.resources.gpus) if view else "?"),
-                seg(_components_cell(view)),
-                seg(row.origin),
-            ]
-        table.append(cells)
+    table += [row_cells(row, wide=wide, namespaces=namespaces, types=types) for row in rows]
     out = state().stdout
     fitted, left_out = fit_terminal(table, headers)
     write_lines(align(fitted, padding=3, min_width=6), out, color=state().color(out))
     if left_out:  # after the table, as warnings are, so it stays on screen below what it explains
         state().note(left_out)
+
+
+def row_cells(row: Row, *, wide: bool, namespaces: bool, types: bool) -> list[Cell]:
+    """One row's cells, in the order of `table_headers`."""
+    phase_cell: Cell = []
+    for index, phase in enumerate(row.phases):
+        if index:
+            phase_cell.append((",", ""))
+        phase_cell.append((phase, PHASE_STYLES.get(phase, "")))
+    cells: list[Cell] = [seg(row.name)]
+    if namespaces:
+        cells.append(seg(row.namespace or "<none>"))
+    if types:
+        cells.append(seg(row.type_label))
+    cells += [phase_cell, seg(age(row.created_at))]
+    if wide:
+        view = row.view
+        cells += [
+            seg(str(view.replicas.desired) if view else "?"),
+            seg(str(view.resources.gpus) if view else "?"),
+            seg(_components_cell(view)),
+            seg(row.origin),
+        ]
+    return cells
 
 
 def fit_terminal(table: list[list[Cell]], headers: Sequence[str]) -> tuple[list[list[Cell]], str]:
@@ -539,7 +550,7 @@ Examples:
 @output_option(OUTPUT)
 @definitions_option
 @cache_dir_option
-@connection_options
+@multi_cluster_options
 def get(
     *,
     args: tuple[str, ...],
@@ -579,6 +590,27 @@ def get(
         if name is not None and all_namespaces:
             raise UsageError("a NAME cannot be looked up across all namespaces (-A)", hint="give -n NAMESPACE")
     wide = fmt == "wide"
+    contexts = context_names(connection)
+    if len(contexts) > 1 or connection.all_contexts:
+        if watch:
+            raise UsageError("--watch reads one cluster: give one --context")
+        if fmt not in MANY_CLUSTER_FORMATS:
+            raise UsageError(f"-o {fmt} reads one cluster: with several, use -o {', '.join(MANY_CLUSTER_FORMATS)}")
+        many = _many_clusters(
+            contexts,
+            connection,
+            token=token,
+            name=name,
+            all_namespaces=all_namespaces,
+            selector=selector,
+            phases=wanted,
+            chunk_size=chunk_size,
+            wide=wide,
+            cache_dir=cache_dir,
+            definition_paths=definition_paths,
+        )
+        _render_many(many, fmt, namespaces=all_namespaces, types=token is None, headers_row=not no_headers)
+        return
     with live_session(
         connection, cache_dir=cache_dir, definition_paths=definition_paths, chunk_size=chunk_size
     ) as session:
@@ -625,3 +657,86 @@ def get(
             headers_row=not no_headers,
             printer=printer,
         )
+
+
+# --- several clusters: --context A --context B, --all-contexts (issue 24) ---------------------------------------
+
+MANY_CLUSTER_FORMATS = ("table", "wide", "json", "yaml")
+
+
+def _many_clusters(
+    contexts: Sequence[str],
+    connection: ConnectionOptions,
+    *,
+    token: str | None,
+    name: str | None,
+    all_namespaces: bool,
+    selector: str | None,
+    phases: frozenset[str],
+    chunk_size: int,
+    wide: bool,
+    cache_dir: str | None,
+    definition_paths: tuple[str, ...],
+) -> list[ClusterAnswer[list[Row]]]:
+    """The rows of each context's cluster, asked concurrently (`cli.clusters.each_context`), each with its own
+    session (definitions: local > that cluster's > catalog) and deadline; a cluster that fails is its answer's
+    error."""
+
+    def ask(context: str) -> list[Row]:
+        one = dataclasses.replace(connection, context=context, contexts=(), all_contexts=False)
+        with live_session(
+            one, cache_dir=cache_dir, definition_paths=definition_paths, chunk_size=chunk_size
+        ) as session:
+            namespace = None if all_namespaces else session.namespace
+            if token is None:
+                return _all_types(
+                    session, namespace=namespace, selector=selector, phases=phases, chunk_size=chunk_size, wide=wide
+                )
+            found = _one_type(
+                session,
+                token=token,
+                name=name,
+                namespace=namespace,
+                selector=selector,
+                chunk_size=chunk_size,
+                wide=wide,
+            )
+            return sort_rows([row for row in found or () if _keep(row, phases)])
+
+    answers = each_context(contexts, ask, deadline=cluster_deadline(connection))
+    for answer in answers:
+        if answer.error is not None:
+            state().warn(f"cluster {answer.context}: {answer.error}")
+    if all(answer.error is not None for answer in answers):
+        raise CLIError("no cluster could be read")
+    return answers
+
+
+def _render_many(
+    answers: Sequence[ClusterAnswer[list[Row]]], fmt: str, *, namespaces: bool, types: bool, headers_row: bool
+) -> None:
+    """One table with a CLUSTER column (a cluster that could not be read is a row saying why), or JSON/YAML keyed
+    by cluster: `{"clusters": {NAME: {"items": [...], "count": N} | {"error": MESSAGE}}}`."""
+    out = state().stdout
+    if fmt in ("json", "yaml"):
+        clusters = {
+            answer.context: _envelope(answer.value or []) if answer.error is None else {"error": answer.error}
+            for answer in answers
+        }
+        machine.write({"clusters": clusters}, fmt, out)
+        return
+    wide = fmt == "wide"
+    headers = ["CLUSTER", *table_headers(wide=wide, namespaces=namespaces, types=types)]
+    table: list[list[Cell]] = [[seg(title, "heading") for title in headers]] if headers_row else []
+    for answer in answers:
+        cluster = seg(safe_text(answer.context))
+        if answer.error is not None:
+            table.append([cluster, seg(f"(not read: {safe_text(answer.error)})", "warn")])
+            continue
+        table += [
+            [cluster, *row_cells(row, wide=wide, namespaces=namespaces, types=types)] for row in answer.value or []
+        ]
+    fitted, left_out = fit_terminal(table, headers)
+    write_lines(align(fitted, padding=3, min_width=6), out, color=state().color(out))
+    if left_out:
+        state().note(left_out)
