@@ -326,10 +326,14 @@ def test_two_kartas_of_one_kind_are_a_condition_on_both(
 # --- the pod grouper ------------------------------------------------------------------------------------------
 
 
-def _install_unscheduled_jobset(api_server: ApiServer, namespace: str) -> tuple[dict[str, Any], list[str]]:
-    """The JobSet fixture with its Jobs and pods, as its operator would create them, the pods not yet bound to a
-    node (what the grouper links). Returns the stored JobSet and the pod names."""
+def _install_unscheduled_jobset(
+    api_server: ApiServer, namespace: str, *, scheduler_name: str | None = None, pods_too: bool = True
+) -> tuple[dict[str, Any], list[str]]:
+    """The JobSet fixture with its Jobs and (`pods_too`) pods, as its operator would create them, the pods not yet
+    bound to a node (what the grouper links). Returns the stored JobSet and the pod names."""
     workload, owners, pods = fixture_objects(JOBSET_FIXTURE)
+    if not pods_too:
+        pods = []
     uids: dict[str, str] = {}
     stored = create(api_server, _creatable(workload), namespace=namespace)
     uids[workload["metadata"]["uid"]] = stored["metadata"]["uid"]
@@ -339,6 +343,8 @@ def _install_unscheduled_jobset(api_server: ApiServer, namespace: str) -> tuple[
         body.pop("status", None)
         if body["kind"] == "Pod":
             body["spec"].pop("nodeName", None)
+            if scheduler_name:
+                body["spec"]["schedulerName"] = scheduler_name
             names.append(body["metadata"]["name"])
         for ref in body["metadata"].get("ownerReferences") or []:
             ref["uid"] = uids[ref["uid"]]
@@ -613,3 +619,76 @@ def test_the_karta_webhooks_reject_label_and_guard_the_root_kind(
     finally:
         for path in configurations:
             kube.delete(path)
+
+
+@pytest.mark.parametrize("scheduler", ["workload", "kai"])
+def test_the_pod_webhook_links_pods_at_creation(
+    scheduler: str,
+    api_server: ApiServer,
+    kube: httpx.Client,
+    make_namespace: Any,
+    start_controller: Callable[..., Controller],
+) -> None:
+    from workload_map.controller.pod_admission import SCHEDULER_NAMES
+
+    namespace = make_namespace("wmap-ctrl")
+    port = _free_port()
+    configuration = f"wmap-e2e-{uuid.uuid4().hex[:6]}"
+    mutating = f"/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/{configuration}"
+    controller = start_controller(
+        "--leader-elect=false",
+        "--karta-operator=false",
+        "--pod-grouper=true",
+        "--scheduler",
+        scheduler,
+        "--namespaces",
+        namespace,
+        "--webhook-port",
+        str(port),
+        "--webhook-url",
+        f"https://127.0.0.1:{port}",
+        "--webhook-configuration-name",
+        configuration,
+    )
+    try:
+        eventually(lambda: kube.get(mutating).status_code == 200, "the configuration", [controller])
+        hooks = {h["name"]: h for h in expect(kube.get(mutating))["webhooks"]}
+        pod_hook = hooks["pods.mutate.workloadmap.io"]
+        assert pod_hook["failurePolicy"] == "Ignore" and pod_hook["timeoutSeconds"] == 5
+        assert pod_hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["default", "kube-system"]
+        jobset, _ = _install_unscheduled_jobset(api_server, namespace, pods_too=False)
+        _, _, pods = fixture_objects(JOBSET_FIXTURE)
+        jobs = {
+            j["metadata"]["name"]: j for j in expect(kube.get(f"/apis/batch/v1/namespaces/{namespace}/jobs"))["items"]
+        }
+        pod = _creatable(next(p for p in pods if "workers-1-" in p["metadata"]["name"]))
+        pod.pop("status", None)
+        pod["spec"].pop("nodeName", None)
+        pod["spec"]["schedulerName"] = SCHEDULER_NAMES[scheduler]
+        pod["metadata"]["namespace"] = namespace
+        owner = jobs[pod["metadata"]["ownerReferences"][0]["name"]]
+        pod["metadata"]["ownerReferences"][0]["uid"] = owner["metadata"]["uid"]
+        pods_path = f"/api/v1/namespaces/{namespace}/pods"
+
+        def admitted() -> dict[str, Any] | None:
+            created = expect(kube.post(pods_path, json=pod), 201)
+            spec, meta = created["spec"], created["metadata"]
+            if "schedulingGroup" in spec or "pod-group-name" in (meta.get("annotations") or {}):
+                return created
+            kube.delete(f"{pods_path}/{meta['name']}", params={"gracePeriodSeconds": "0"})  # not called yet: again
+            eventually(lambda: kube.get(f"{pods_path}/{meta['name']}").status_code == 404, "the pod gone")
+            return None
+
+        created = eventually(admitted, "a pod linked at creation", [controller])
+        if scheduler == "workload":
+            resolved = builtin_registry().for_object(jobset)
+            assert resolved is not None
+            exported = export(plan(Workload(resolved.karta, jobset).resolve()), "workload")
+            gang_names = [o["metadata"]["name"] for o in exported if o["kind"] == "PodGroup"]
+            assert created["spec"]["schedulingGroup"]["podGroupName"] in gang_names
+        else:
+            assert created["metadata"]["annotations"]["pod-group-name"] == "llm-pretrain"
+            assert created["metadata"]["labels"]["kai.scheduler/subgroup-name"] == "workers-replica-1"
+    finally:
+        kube.delete(mutating)
+        kube.delete(mutating.replace("mutatingwebhookconfigurations", "validatingwebhookconfigurations"))

@@ -27,6 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    for noisy in ("httpx", "httpx2", "httpcore", "httpcore2"):  # a line per request: ours say what was written
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     if options.dry_run:
         logging.getLogger("workload_map.controller").info("dry-run: writes are logged, not sent")
     try:

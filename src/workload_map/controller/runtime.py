@@ -23,6 +23,7 @@ from workload_map.controller.health import Metrics, Probes, parse_bind_address, 
 from workload_map.controller.karta_operator import KartaOperator
 from workload_map.controller.leader import LeaderElector
 from workload_map.controller.options import ControllerOptions
+from workload_map.controller.pod_admission import PodAdmission
 from workload_map.controller.webhook import register_configurations, serve_webhooks
 from workload_map.controller.writer import Writer
 
@@ -126,11 +127,17 @@ async def _start_webhooks(client: AsyncApiClient, options: ControllerOptions, me
         host = urlsplit(options.webhook_url).hostname if options.webhook_url else None
         hosts = [host] if host else [socket.gethostname()]
         certificate = await asyncio.to_thread(ensure_certificates, directory, hosts)
-    server = await serve_webhooks("0.0.0.0", options.webhook_port, certificate, metrics)
+    pods = PodAdmission(client, options.scheduler, queue=options.queue) if options.pod_grouper else None
+    server = await serve_webhooks("0.0.0.0", options.webhook_port, certificate, metrics, pods=pods)
     log.info("webhooks on :%d (certificates in %s, %s)", options.webhook_port, directory, options.webhook_cert_mode)
     if options.webhook_cert_mode == "auto" and options.webhook_url and not options.dry_run:
         await register_configurations(
-            client, options.webhook_configuration_name, options.webhook_url, certificate.ca_pem
+            client,
+            options.webhook_configuration_name,
+            options.webhook_url,
+            certificate.ca_pem,
+            pods_excluded=["kube-system", options.leader_election_namespace] if pods is not None else None,
+            namespaces=options.namespaces,
         )
     return server
 

@@ -15,7 +15,7 @@ import json
 import logging
 import ssl
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from workload_map.cluster.aio import AsyncApiClient
@@ -24,13 +24,24 @@ from workload_map.cluster.errors import NotFound
 from workload_map.controller.admission import mutate_karta, review_response, validate_karta
 from workload_map.controller.certs import ServingCertificate
 from workload_map.controller.health import Metrics
+from workload_map.controller.pod_admission import PodAdmission
 
 __all__ = ["ROUTES", "register_configurations", "serve_webhooks"]
 
 log = logging.getLogger("workload_map.controller")
 
-Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
-ROUTES: dict[str, Handler] = {"/validate-karta": validate_karta, "/mutate-karta": mutate_karta}
+Handler = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
+
+
+async def _validate_karta(review: Mapping[str, Any]) -> dict[str, Any]:
+    return validate_karta(review)
+
+
+async def _mutate_karta(review: Mapping[str, Any]) -> dict[str, Any]:
+    return mutate_karta(review)
+
+
+ROUTES: dict[str, Handler] = {"/validate-karta": _validate_karta, "/mutate-karta": _mutate_karta}
 _MAX_BODY = 8 * 1024 * 1024
 _JSON = "application/json"
 
@@ -44,7 +55,12 @@ def _answer(status: int, body: bytes) -> bytes:
     return head.encode() + body
 
 
-async def serve_webhooks(host: str, port: int, certificate: ServingCertificate, metrics: Metrics) -> asyncio.Server:
+async def serve_webhooks(
+    host: str, port: int, certificate: ServingCertificate, metrics: Metrics, *, pods: PodAdmission | None = None
+) -> asyncio.Server:
+    routes = dict(ROUTES)
+    if pods is not None:
+        routes["/mutate-pod"] = pods.review
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(str(certificate.cert_file), str(certificate.key_file))
 
@@ -56,14 +72,14 @@ async def serve_webhooks(host: str, port: int, certificate: ServingCertificate, 
             path = rest.partition(" ")[0].partition("?")[0]
             headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
             length = int(headers.get("content-length") or 0)
-            route = ROUTES.get(path)
+            route = routes.get(path)
             if method != "POST" or route is None:
                 writer.write(_answer(404, b'{"message":"not found"}'))
             elif length > _MAX_BODY:
                 writer.write(_answer(413, b'{"message":"too large"}'))
             else:
                 body = await asyncio.wait_for(reader.readexactly(length), timeout=10)
-                writer.write(_answer(200, json.dumps(_review(route, path, body, metrics)).encode()))
+                writer.write(_answer(200, json.dumps(await _review(route, path, body, metrics)).encode()))
             await writer.drain()
         except (
             TimeoutError,
@@ -80,7 +96,7 @@ async def serve_webhooks(host: str, port: int, certificate: ServingCertificate, 
     return await asyncio.start_server(handle, host, port, ssl=context)
 
 
-def _review(route: Handler, path: str, body: bytes, metrics: Metrics) -> dict[str, Any]:
+async def _review(route: Handler, path: str, body: bytes, metrics: Metrics) -> dict[str, Any]:
     start = time.perf_counter()
     try:
         review = json.loads(body)
@@ -91,7 +107,7 @@ def _review(route: Handler, path: str, body: bytes, metrics: Metrics) -> dict[st
             {}, allowed=False, message="the webhook was sent something that is not an AdmissionReview"
         )
     try:
-        return route(review)
+        return await route(review)
     finally:
         metrics.reconciled(f"webhook{path}", "served", time.perf_counter() - start)
 
@@ -119,8 +135,35 @@ def _webhook(name: str, url: str, path: str, ca: bytes) -> dict[str, Any]:
     }
 
 
-async def register_configurations(client: AsyncApiClient, name: str, url: str, ca: bytes) -> None:
-    """Create or replace the ValidatingWebhookConfiguration and MutatingWebhookConfiguration `name`."""
+def _pod_webhook(url: str, ca: bytes, *, excluded: list[str], namespaces: tuple[str, ...]) -> dict[str, Any]:
+    hook = _webhook("pods.mutate.workloadmap.io", url, "/mutate-pod", ca)
+    hook["rules"] = [
+        {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE"],
+            "resources": ["pods"],
+            "scope": "Namespaced",
+        }
+    ]
+    expressions = [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": sorted(set(excluded))}]
+    if namespaces:
+        expressions.append({"key": "kubernetes.io/metadata.name", "operator": "In", "values": list(namespaces)})
+    hook["namespaceSelector"] = {"matchExpressions": expressions}
+    return hook
+
+
+async def register_configurations(
+    client: AsyncApiClient,
+    name: str,
+    url: str,
+    ca: bytes,
+    *,
+    pods_excluded: list[str] | None = None,
+    namespaces: tuple[str, ...] = (),
+) -> None:
+    """Create or replace the ValidatingWebhookConfiguration and MutatingWebhookConfiguration `name` (with the pod
+    webhook when `pods_excluded` is given: the namespaces it never acts in)."""
     for kind, plural, hook, path in (
         (
             "ValidatingWebhookConfiguration",
@@ -143,6 +186,8 @@ async def register_configurations(client: AsyncApiClient, name: str, url: str, c
             "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "workload-map"}},
             "webhooks": [_webhook(hook, url, path, ca)],
         }
+        if kind == "MutatingWebhookConfiguration" and pods_excluded is not None:
+            body["webhooks"].append(_pod_webhook(url, ca, excluded=pods_excluded, namespaces=namespaces))
         try:
             existing = await client.get(f"{collection}/{name}", op=op)
         except NotFound:
