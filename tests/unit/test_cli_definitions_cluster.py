@@ -81,8 +81,9 @@ def test_a_local_definition_is_still_listed_when_the_cluster_is_unreachable(wmap
         "definitions", "--group", "kubeflow.org", "--kubeconfig", str(kubeconfig), "--definitions", str(local)
     )
     assert result.code == 0
-    assert _rows(result)[1][:2] == ["my-pytorchjob", "kubeflow.org/v1/PyTorchJob"]
-    assert _rows(result)[1][-1] == "local"
+    mine = [row for row in _rows(result) if row[0] == "my-pytorchjob"]
+    assert [(row[1], row[-1]) for row in mine] == [("kubeflow.org/v1/PyTorchJob", "local")]
+    assert "kubeflow-org-pytorchjob-v1" not in [row[0] for row in _rows(result)]  # replaced by the local one
 
 
 def test_bad_connection_flags_are_usage_errors_before_any_request(wmap: Wmap) -> None:
