@@ -135,6 +135,7 @@ def test_the_fixture_resolves_to_its_phase_and_replicas(slug: str) -> None:
         if replicas is None:
             assert scales is None or all(scale.replicas is None for scale in scales.values()), name
         else:
+            assert scales is not None, name
             assert {key: scale.replicas for key, scale in scales.items()} == {"": replicas}, name
 
 
@@ -205,7 +206,8 @@ def test_a_tfjob_with_only_workers_has_one_sub_group_and_a_master_is_the_chief()
 
     obj["spec"]["tfReplicaSpecs"] = {"Master": specs["Chief"], "Worker": specs["Worker"]}
     workload = Workload(_definition(slug), obj)
-    assert {key: scale.replicas for key, scale in workload.components["chief"].scales.items()} == {"": 1}
+    scales = workload.components["chief"].scales
+    assert scales is not None and {key: scale.replicas for key, scale in scales.items()} == {"": 1}
     master_pod = next(pod for pod in _pods(slug) if pod["metadata"]["name"].endswith("-chief-0"))
     master_pod["metadata"]["name"] = "resnet-ps-master-0"
     master_pod["metadata"]["labels"]["training.kubeflow.org/replica-type"] = "master"
