@@ -93,7 +93,8 @@ def test_example_dynamo_graph_counts_every_node_of_a_multinode_service() -> None
 
 
 # Pods the catalog's definitions do not model on purpose (listed, never dropped).
-EXPECTED_UNCLAIMED = {"ray-io-rayjob-v1": 1}  # the RayJob's submitter Job pod
+# The submitter Job pod of a RayJob, and of the RayJob a RayCronJob run creates.
+EXPECTED_UNCLAIMED = {"ray-io-rayjob-v1": 1, "ray-io-raycronjob-v1": 1}
 
 
 @pytest.mark.parametrize("name", sorted(path.name for path in CATALOG_FIXTURES.iterdir() if path.is_dir()))
