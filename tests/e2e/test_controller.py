@@ -402,6 +402,14 @@ def test_kai_pod_groups_follow_a_jobset(
     subgroups = {p["metadata"]["name"]: p["metadata"]["labels"].get("kai.scheduler/subgroup-name") for p in pods}
     assert set(subgroups.values()) == {"driver-replica-0", "workers-replica-0", "workers-replica-1"}
     assert sum(1 for v in subgroups.values() if v == "workers-replica-1") == 4
+    assert all(p["metadata"]["annotations"]["kai.scheduler/skip-podgrouper"] == "true" for p in pods)
+    path = f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{namespace}/jobsets/llm-pretrain"
+    stored = eventually(
+        lambda: (expect(kube.get(path))["metadata"].get("annotations") or {}).get("kai.scheduler/skip-podgrouper"),
+        "KAI's skip annotation on the JobSet",
+        [controller],
+    )
+    assert stored == "true"
 
     # scale: three worker Jobs -> the tree gets a third replica
     patched = copy.deepcopy(jobset["spec"]["replicatedJobs"])
@@ -689,6 +697,7 @@ def test_the_pod_webhook_links_pods_at_creation(
         else:
             assert created["metadata"]["annotations"]["pod-group-name"] == "llm-pretrain"
             assert created["metadata"]["labels"]["kai.scheduler/subgroup-name"] == "workers-replica-1"
+            assert created["metadata"]["annotations"]["kai.scheduler/skip-podgrouper"] == "true"
     finally:
         kube.delete(mutating)
         kube.delete(mutating.replace("mutatingwebhookconfigurations", "validatingwebhookconfigurations"))

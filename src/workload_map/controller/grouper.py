@@ -16,6 +16,7 @@ per distinct message, never a crash. A kind two cluster Kartas define is not gro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Mapping
@@ -30,7 +31,7 @@ from workload_map.cluster.index import WorkloadIndex
 from workload_map.cluster.informer import Change, WatchedResource
 from workload_map.cluster.informer_aio import AsyncInformer
 from workload_map.cluster.owners import controller_of, uid_of
-from workload_map.controller.grouping import MANAGED_BY, Grouping, changes, grouping_for
+from workload_map.controller.grouping import KAI_SKIP_ANNOTATION, MANAGED_BY, Grouping, changes, grouping_for
 from workload_map.controller.health import Metrics, Probes
 from workload_map.controller.karta_operator import KARTAS
 from workload_map.controller.karta_status import root_gvk_of
@@ -295,8 +296,29 @@ class PodGrouper:
         for line in wanted.unplaced:
             await self._tell(obj, "PodNotGrouped", line)
         await self._write_groups(uid, namespace, wanted)
+        if self.options.scheduler == "kai" and wanted.objects:
+            await self._skip_kai_grouper(obj, namespace)
         await self._link_pods(wanted)
         return "success"
+
+    async def _skip_kai_grouper(self, obj: Mapping[str, Any], namespace: str) -> None:
+        """KAI's skip annotation on the workload, so KAI's own pod grouper leaves it to us."""
+        metadata = obj.get("metadata") or {}
+        if (metadata.get("annotations") or {}).get(KAI_SKIP_ANNOTATION) == "true" or self.discovery is None:
+            return
+        group, _, version = str(obj.get("apiVersion") or "").rpartition("/")
+        resource = self.discovery.find(group, version, str(obj.get("kind") or ""))
+        if resource is None:
+            return
+        name = str(metadata.get("name") or "")
+        patch = {"metadata": {"annotations": {KAI_SKIP_ANNOTATION: "true"}}}
+        with contextlib.suppress(NotFound):
+            await self.writer.merge_patch(
+                resource.object_path(name, namespace),
+                patch,
+                what=f"{resource.kind} {namespace}/{name}",
+                kind=resource.kind,
+            )
 
     async def _write_groups(self, uid: str, namespace: str, wanted: Grouping) -> None:
         assert self.discovery is not None

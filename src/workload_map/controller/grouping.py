@@ -16,9 +16,23 @@ from typing import Any
 from workload_map.gang import export, joined_pod, plan
 from workload_map.resolve import Resolution
 
-__all__ = ["FORMAT_OF", "MANAGED_BY", "Grouping", "changes", "covers", "grouping_for", "owned_by", "pod_key"]
+__all__ = [
+    "FORMAT_OF",
+    "KAI_SKIP_ANNOTATION",
+    "MANAGED_BY",
+    "Grouping",
+    "changes",
+    "covers",
+    "grouping_for",
+    "owned_by",
+    "pod_key",
+    "skip_kai_grouper",
+]
 
 MANAGED_BY = "app.kubernetes.io/managed-by=workload-map"
+# KAI's own pod grouper leaves a pod (and a workload) with this annotation alone: with --scheduler kai the two never
+# both write a PodGroup for it.
+KAI_SKIP_ANNOTATION = "kai.scheduler/skip-podgrouper"
 # --scheduler -> the gang export format.
 FORMAT_OF = {"kai": "kai", "volcano": "volcano", "coscheduling": "coscheduling", "workload": "workload"}
 
@@ -74,10 +88,21 @@ def grouping_for(
     for pod in pods:
         if (pod.get("spec") or {}).get("nodeName"):
             continue  # scheduled already: a group link now would change nothing
-        patch = _pod_patch(pod, joined_pod(gang_plan, pod, fmt, queue=queue, workload_api_version=workload_api_version))
+        joined = joined_pod(gang_plan, pod, fmt, queue=queue, workload_api_version=workload_api_version)
+        if fmt == "kai":
+            skip_kai_grouper(joined)
+        patch = _pod_patch(pod, joined)
         if patch:
             patches[pod_key(pod)] = patch
     return Grouping(objects, patches, notes, unplaced)
+
+
+def skip_kai_grouper(obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` (changed in place) with KAI's skip annotation."""
+    metadata = obj.setdefault("metadata", {})
+    annotations = metadata.get("annotations")
+    metadata["annotations"] = {**(annotations if isinstance(annotations, dict) else {}), KAI_SKIP_ANNOTATION: "true"}
+    return obj
 
 
 def owned_by(obj: Mapping[str, Any], uid: str) -> bool:

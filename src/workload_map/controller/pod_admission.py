@@ -25,7 +25,7 @@ from workload_map.cluster.discovery import DiscoveryDocument, fetch_op
 from workload_map.cluster.errors import ClusterError
 from workload_map.cluster.owners import MAX_HOPS, controller_of
 from workload_map.controller.admission import review_response
-from workload_map.controller.grouping import FORMAT_OF
+from workload_map.controller.grouping import FORMAT_OF, skip_kai_grouper
 from workload_map.errors import WorkloadMapError
 from workload_map.gang import joined_pod, plan
 from workload_map.jq import INPROCESS, EvaluationPolicy
@@ -141,7 +141,8 @@ class PodAdmission:
             gang_plan = plan(resolution, [named])
             if gang_plan.no_gang is not None:
                 return None  # KAI's one group per pod is named after the pod: the grouper links it once named
-            return joined_pod(gang_plan, named, fmt, queue=self.queue)
+            joined = joined_pod(gang_plan, named, fmt, queue=self.queue)
+            return skip_kai_grouper(joined) if fmt == "kai" else joined
 
         try:
             joined = await asyncio.to_thread(decide)
