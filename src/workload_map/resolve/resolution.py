@@ -475,7 +475,7 @@ class Resolution(_Frozen):
         _init(
             self,
             karta=structure.karta,
-            object=object_ref(snapshot.obj),
+            object=object_ref(snapshot.identity_source()),
             policy=snapshot.policy,
             components=components,
             related=tuple(related),

@@ -30,13 +30,15 @@ class Session:
         *,
         policy: EvaluationPolicy,
         related: Sequence[Mapping[str, Any]] = (),
+        shared: bool = False,
     ) -> None:
+        """`shared`: `obj` is the caller's plain-JSON object, read in place (see `Snapshot`)."""
         self.structure = structure
         self.policy = policy
         self.related = tuple(related)
         self.original: dict[str, Any] | None = None  # the document before the first write
         self.writes = 0
-        self._snapshot = Snapshot(obj, structure.plan_groups, policy)
+        self._snapshot = Snapshot(obj, structure.plan_groups, policy, shared=shared)
         self._resolution: Resolution | None = None
 
     @property

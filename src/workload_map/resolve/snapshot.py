@@ -1,7 +1,9 @@
 """One state of a workload's document: the object, its jq `Document`, and the outputs evaluated on it.
 
-A snapshot never changes: a write makes a new one (copy-on-write along the written paths, see `session.py`), so a
-`Resolution` taken before a write keeps describing the object it was taken from. Outputs are evaluated on first
+The first snapshot of a workload reads the caller's object in place when it is plain JSON (no copy of the whole
+object before anything is read; see `Snapshot(shared=True)`). A snapshot never changes: a write makes a new one
+(copy-on-write along the written paths, see `session.py`), so a `Resolution` taken before a write keeps
+describing the object it was taken from. Outputs are evaluated on first
 use, group by group: the first read of a structure path evaluates every structure path of the definition, the first
 read of the status every status expression, each group in one `evaluate_many` call (one conversion of what it
 reads), so a caller that reads only the status converts only what the status reads.
@@ -14,17 +16,26 @@ from collections.abc import Sequence
 from typing import Any
 
 from workload_map.jq import Document, EvaluationPolicy, JqError
+from workload_map.resolve._json import json_copy, plain_identity
 from workload_map.resolve.errors import ExtractionError
 
 
 class Snapshot:
     """The object at one moment and everything evaluated on it (never mutated once built)."""
 
-    __slots__ = ("_document", "_group_of", "_lock", "_results", "obj", "policy")
+    __slots__ = ("_copy", "_document", "_group_of", "_lock", "_results", "_source", "policy")
 
-    def __init__(self, obj: dict[str, Any], plan: Sequence[Sequence[str]], policy: EvaluationPolicy) -> None:
-        """`plan`: groups of expressions evaluated together (the first read of one evaluates its whole group)."""
-        self.obj = obj
+    def __init__(
+        self, obj: dict[str, Any], plan: Sequence[Sequence[str]], policy: EvaluationPolicy, *, shared: bool = False
+    ) -> None:
+        """`plan`: groups of expressions evaluated together (the first read of one evaluates its whole group).
+
+        `shared`: `obj` is the caller's own object, plain JSON (`_json.shareable`), read in place and never changed:
+        the jq Document converts from it what each group reads (it copies, as it does for any object), and `.obj`,
+        the document as a plain copy, is made only when something asks for it (a write, `to_object`). Otherwise
+        `obj` is already this snapshot's own document."""
+        self._source = obj
+        self._copy: dict[str, Any] | None = None if shared else obj
         self.policy = policy  # where the definition's expressions run, on this object and its pods
         self._group_of: dict[str, Sequence[str]] = {}
         for group in plan:
@@ -34,6 +45,25 @@ class Snapshot:
         self._results: dict[str, list[Any] | JqError] = {}
         # evaluation fills the cache once; a lock keeps two threads reading one resolution from converting twice
         self._lock = threading.Lock()
+
+    @property
+    def obj(self) -> dict[str, Any]:
+        """The document as a plain dict of its own (for a shared object: copied on first use)."""
+        found = self._copy
+        if found is None:
+            with self._lock:
+                found = self._copy
+                if found is None:
+                    found = self._copy = json_copy(self._source)
+        return found
+
+    def identity_source(self) -> dict[str, Any]:
+        """What to read the object's identity (apiVersion, kind, metadata names) from: the object in place when
+        those fields are plain, else the copy (a YAML timestamp as creationTimestamp: the copy makes it a string)."""
+        source = self._source
+        if self._copy is None and not plain_identity(source):
+            return self.obj
+        return source
 
     def prefetch(self, expressions: Sequence[str]) -> None:
         """Evaluate, in one call, `expressions` and the rest of their plan groups, whatever is not yet cached."""

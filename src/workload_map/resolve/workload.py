@@ -10,7 +10,7 @@ from typing import Any
 from workload_map.errors import ArgumentTypeError
 from workload_map.jq import INPROCESS, EvaluationPolicy
 from workload_map.model import GVK, Karta
-from workload_map.resolve._json import NotJSONError, fast_copy, json_copy, merge_patch
+from workload_map.resolve._json import NotJSONError, fast_copy, json_copy, merge_patch, plain_identity, shareable
 from workload_map.resolve.component import Component
 from workload_map.resolve.errors import (
     ComponentNotFound,
@@ -33,10 +33,15 @@ from workload_map.validation.rules import component_depth_findings
 class Workload:
     """A Kubernetes object seen through its Karta definition.
 
-    The caller's object is copied once and never changed. Every component reads and writes one shared document,
-    so an update through one component is seen by every later read; `to_object()` and `merge_patch()` give the
-    result. Strict accessors (`components[...]`, `.status`, `Component.pod_specs`, ...) raise on a broken path;
-    `resolve()` captures each failure as a `ComponentError` and returns everything that did resolve.
+    The caller's object is never changed. A dict JSON can carry as it stands (what msgspec encodes: plain JSON,
+    tuples, timestamps; no NaN, no nesting over 500 levels) is read in place, not copied: what each read needs is
+    converted from it when first read, and a write or `to_object()` works on a copy made then, so do not change
+    the object while this workload or a `Resolution` from it is in use. Any other object is copied once (which
+    names what JSON cannot carry). Every component
+    reads and writes one shared document, so an update through one component is seen by every later read;
+    `to_object()` and `merge_patch()` give the result. Strict accessors (`components[...]`, `.status`,
+    `Component.pod_specs`, ...) raise on a broken path; `resolve()` captures each failure as a `ComponentError`
+    and returns everything that did resolve.
 
     Raises `InvalidDefinitionError` (validation errors; warnings do not block), `InvalidObjectError` (not a
     mapping) and `GVKMismatchError` (another group or kind than the definition's root; another version of the
@@ -68,17 +73,20 @@ class Workload:
             raise InvalidObjectError(
                 f"the workload object must be a mapping (a Kubernetes object), not {type(obj).__name__}"
             )
+        # A plain-JSON object is read in place (never changed: reads convert what they need, writes copy); any
+        # other is copied once, which also names what JSON cannot carry.
+        shared = shareable(obj)
         try:
-            document: dict[str, Any] = json_copy(obj)
+            document: dict[str, Any] = obj if shared else json_copy(obj)  # type: ignore[assignment]
         except NotJSONError as exc:
             raise InvalidObjectError(f"the workload object cannot be read as JSON: {exc}") from None
         self.definition = definition
-        self.object_gvk = _object_gvk(document)
+        self.object_gvk = _object_gvk(document if not shared or plain_identity(document) else json_copy(document))
         if check_gvk:
             _check_gvk(definition, self.object_gvk)
         self.policy = INPROCESS if policy is None else policy
         structure = structure_of(definition)
-        self._session = Session(document, structure, policy=self.policy, related=related)
+        self._session = Session(document, structure, policy=self.policy, related=related, shared=shared)
         self._components: dict[str, Component] = {}
         for name, slot in structure.slots.items():
             self._components[name] = Component(slot, self._session, self._components)
