@@ -44,6 +44,12 @@ KINDS = {
     "CronJob",
     "Pod",
     "Service",
+    "TFJob",
+    "XGBoostJob",
+    "JAXJob",
+    "PaddleJob",
+    "DaemonSet",
+    "ReplicaSet",
 }
 
 
