@@ -10,7 +10,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from workload_map.serve.metrics import WorkloadCollector, registry_for, render
+from workload_map.serve.metrics import WorkloadCollector, render
 from workload_map.serve.store import Store
 
 from .test_serve_metrics import NAMES, fixture_view
@@ -26,7 +26,7 @@ def exported() -> set[str]:
     for name in NAMES:
         view, _ = fixture_view(name)
         store.put(view.uid or name, view)
-    text = render(registry_for(WorkloadCollector(store))).decode()
+    text = render(WorkloadCollector(store)).decode()
     return {sample.name for family in text_string_to_metric_families(text) for sample in family.samples}
 
 

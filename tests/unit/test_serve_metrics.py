@@ -13,6 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
@@ -23,7 +24,7 @@ from workload_map.pods import attribute
 from workload_map.resolve import Workload
 from workload_map.resources import parse_quantity
 from workload_map.serve import api
-from workload_map.serve.metrics import PHASES, WorkloadCollector, registry_for, render, workload_series
+from workload_map.serve.metrics import PHASES, WorkloadCollector, render, workload_series
 from workload_map.serve.store import Store
 from workload_map.view import WorkloadView, build_view
 
@@ -52,7 +53,7 @@ def fixture_view(name: str, *, drop_last_pod: bool = False) -> tuple[WorkloadVie
 
 
 def scrape(store: Store, **kwargs: Any) -> list[Sample]:
-    text = render(registry_for(WorkloadCollector(store, **kwargs))).decode()
+    text = render(WorkloadCollector(store, **kwargs)).decode()
     return [sample for family in text_string_to_metric_families(text) for sample in family.samples]
 
 
@@ -169,8 +170,7 @@ def test_the_cap_leaves_out_whole_workloads_and_counts_them() -> None:
     cap = sizes[0] + sizes[1] + 1  # the first two fit, the third does not (each has more than one series)
     store = store_of(*views)
     collector = WorkloadCollector(store, max_series=cap)
-    registry = registry_for(collector)
-    text = render(registry).decode()
+    text = collector.render().decode()
     samples = [s for family in text_string_to_metric_families(text) for s in family.samples]
     kept = [s for s in samples if s.name in WORKLOAD_SERIES]
     assert len(kept) <= cap
@@ -186,7 +186,7 @@ def test_the_cap_leaves_out_whole_workloads_and_counts_them() -> None:
     assert one(samples, "wmap_scrape_series_dropped") == dropped
     assert one(samples, "wmap_scrape_workloads_dropped") == len(views) - len(exported)
     assert one(samples, "wmap_series_dropped_total") == dropped
-    render(registry)  # a second scrape adds to the total, not to the scrape's own figure
+    collector.render()  # a second scrape adds to the total, not to the scrape's own figure
     assert collector.dropped_total == 2 * dropped
 
 
@@ -221,3 +221,20 @@ def test_readiness() -> None:
     assert api.readiness(store) == (True, {"ready": True, "workloads": 0, "notWatched": [], "podsWatched": True})
     store.failure = "cannot list any covered workload type: not allowed"
     assert api.readiness(store) == (False, {"ready": False, "reason": store.failure})
+
+
+def test_a_cached_rendering_is_what_a_fresh_one_says() -> None:
+    """Each workload's lines are kept between scrapes: after a view is replaced (and one removed), the next scrape
+    equals the scrape of a collector that never saw the old views."""
+    views = [fixture_view(name)[0] for name in NAMES]
+    store = store_of(*views)
+    collector = WorkloadCollector(store)
+    first = collector.render()
+    assert collector.render() == first
+    uid, view = next(iter(store.views.items()))
+    store.put(uid, msgspec.structs.replace(view, phase="Failed"))
+    store.drop(list(store.views)[-1])
+    again = collector.render()
+    assert again != first
+    assert again == WorkloadCollector(store).render()
+    assert b'phase="Failed"} 1.0' in again

@@ -20,7 +20,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from workload_map.serve.metrics import WorkloadCollector, registry_for, render
+from workload_map.serve.metrics import WorkloadCollector, render
 from workload_map.serve.store import Store
 from workload_map.view import WorkloadView
 
@@ -87,7 +87,7 @@ def test_dcgm_utilisation_per_workload_and_gpus_waiting(go: str, tmp_path: Path)
     store = Store(synced=True)
     for view in views:
         store.put(view.uid or view.name, view)
-    text = render(registry_for(WorkloadCollector(store))).decode()
+    text = render(WorkloadCollector(store)).decode()
     exported = [s for family in text_string_to_metric_families(text) for s in family.samples]
 
     direct: list[str] = []

@@ -21,7 +21,7 @@ from aiohttp import web
 
 from workload_map.catalog import DefinitionRegistry
 from workload_map.serve import api
-from workload_map.serve.metrics import WorkloadCollector, registry_for, render
+from workload_map.serve.metrics import WorkloadCollector
 from workload_map.serve.store import Store
 
 __all__ = ["make_app"]
@@ -72,10 +72,15 @@ async def _problems(request: web.Request, handler: Handler) -> web.StreamRespons
 
 
 def make_app(
-    store: Store, registry: DefinitionRegistry, collector: WorkloadCollector, changes: Changes | None = None
+    store: Store,
+    registry: DefinitionRegistry,
+    collector: WorkloadCollector,
+    changes: Changes | None = None,
+    render_metrics: Callable[[], Awaitable[bytes]] | None = None,
 ) -> web.Application:
-    """The application over a store the engine keeps current; `changes` feeds the event stream."""
-    metrics_registry = registry_for(collector)
+    """The application over a store the engine keeps current; `changes` feeds the event stream;
+    `render_metrics` renders /metrics (default: `collector.render()` on the loop; `serve.run` gives one that
+    renders in a worker thread)."""
     assets = {name: _asset(name) for name in _STATIC}
 
     async def page(_: web.Request) -> web.Response:
@@ -102,7 +107,8 @@ def make_app(
             await changes()
 
     async def metrics(_: web.Request) -> web.Response:
-        return web.Response(body=render(metrics_registry), headers={"Content-Type": _METRICS_TYPE})
+        body = await render_metrics() if render_metrics is not None else collector.render()
+        return web.Response(body=body, headers={"Content-Type": _METRICS_TYPE})
 
     async def list_workloads(request: web.Request) -> web.Response:
         return _json(api.workloads(store, request.query))

@@ -58,7 +58,12 @@ async def _main(config: ServeConfig) -> None:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(engine.changed.wait(), KEEP_ALIVE)
 
-    app = make_app(store, config.engine.registry, collector, changes)
+    async def render_metrics() -> bytes:
+        # the snapshot on the loop (where the store is written), the formatting in a thread: a scrape never
+        # holds up the watch for long
+        return await asyncio.to_thread(collector.render, collector.snapshot())
+
+    app = make_app(store, config.engine.registry, collector, changes, render_metrics)
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
     await runner.setup()
     try:
