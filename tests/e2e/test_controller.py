@@ -701,3 +701,99 @@ def test_the_pod_webhook_links_pods_at_creation(
     finally:
         kube.delete(mutating)
         kube.delete(mutating.replace("mutatingwebhookconfigurations", "validatingwebhookconfigurations"))
+
+
+# --- least privilege ------------------------------------------------------------------------------------------
+
+MANIFESTS = Path(__file__).resolve().parents[2] / "deploy" / "controller" / "workload-map-controller.yaml"
+SERVICE_ACCOUNT = "system:serviceaccount:workload-map-system:workload-map-controller"
+
+
+def test_the_manifests_role_is_enough(
+    api_server: ApiServer,
+    kube: httpx.Client,
+    kartas: list[str],
+    make_namespace: Any,
+    start_controller: Callable[..., Controller],
+) -> None:
+    """The controller, acting as the manifests' ServiceAccount under their ClusterRole, does its work (a Karta's
+    conditions, a JobSet's PodGroup, its webhook configurations) with no request forbidden; the rest of the
+    manifests pass the API server's validation (dry run)."""
+    import yaml
+
+    documents = [d for d in yaml.safe_load_all(MANIFESTS.read_text()) if d]
+    for doc in documents:
+        if doc["kind"] in ("Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"):
+            api_server.apply(doc)
+        else:
+            with api_server.client() as c:
+                path = api_server.resource_path(c, doc["apiVersion"], doc["kind"], doc["metadata"]["namespace"])
+                expect(
+                    c.patch(
+                        f"{path}/{doc['metadata']['name']}",
+                        params={"fieldManager": "wmap-e2e", "force": "true", "dryRun": "All"},
+                        content=json.dumps(doc),
+                        headers={"Content-Type": "application/apply-patch+yaml"},
+                    )
+                )
+    namespace = make_namespace("wmap-ctrl")
+    port = _free_port()
+    configuration = f"wmap-e2e-{uuid.uuid4().hex[:6]}"
+    mark = api_server.audit_mark()
+    controller = start_controller(
+        "--as",
+        SERVICE_ACCOUNT,
+        "--as-group",
+        "system:serviceaccounts",
+        "--as-group",
+        "system:serviceaccounts:workload-map-system",
+        "--as-group",
+        "system:authenticated",
+        "--scheduler",
+        "kai",
+        "--namespaces",
+        namespace,
+        "--leader-election-namespace",
+        namespace,
+        "--webhook-port",
+        str(port),
+        "--webhook-url",
+        f"https://127.0.0.1:{port}",
+        "--webhook-configuration-name",
+        configuration,
+    )
+    suffix = uuid.uuid4().hex[:8]
+    name = f"rbac-{suffix}"
+    try:
+        eventually(lambda: _ready(controller), "/readyz", [controller])
+        expect(kube.post(KARTAS, json=_karta(name, f"ctrl{suffix}.example.com")), 201)
+        kartas.append(name)
+        eventually(lambda: _conditions(kube, name).get("Ready"), "the Karta's conditions", [controller])
+        _install_unscheduled_jobset(api_server, namespace)
+        eventually(lambda: _pod_groups(kube, namespace), "the PodGroup", [controller])
+
+        def annotated() -> bool:
+            pods = expect(kube.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
+            return all("pod-group-name" in (p["metadata"].get("annotations") or {}) for p in pods)
+
+        eventually(annotated, "the pods linked", [controller])
+        path = f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{namespace}/jobsets/llm-pretrain"
+        eventually(
+            lambda: (expect(kube.get(path))["metadata"].get("annotations") or {}).get("kai.scheduler/skip-podgrouper"),
+            "the JobSet annotated",
+            [controller],
+        )
+    finally:
+        controller.stop()
+        for plural in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations"):
+            kube.delete(f"/apis/admissionregistration.k8s.io/v1/{plural}/{configuration}")
+    mine = api_server.audit_events(
+        mark, predicate=lambda ev: (ev.get("impersonatedUser") or {}).get("username") == SERVICE_ACCOUNT
+    )
+    assert len(mine) > 20  # the controller's requests, made as the ServiceAccount
+    forbidden = [
+        f"{ev['verb']} {ev['requestURI']}" for ev in mine if (ev.get("responseStatus") or {}).get("code") == 403
+    ]
+    assert forbidden == []
+    verbs = {(ev["verb"], (ev.get("objectRef") or {}).get("resource")) for ev in mine}
+    assert {("create", "podgroups"), ("patch", "pods"), ("patch", "kartas"), ("update", "leases")} <= verbs

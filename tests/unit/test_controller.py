@@ -266,3 +266,26 @@ def test_auto_certificates_are_made_once_and_name_the_hosts(tmp_path: Any) -> No
     assert other.ca_pem != made.ca_pem  # another host: made again
     assert read_certificates(tmp_path).cert_file == tmp_path / "tls.crt"
     assert oct((tmp_path / "tls.key").stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_manifests_role_reads_every_group_the_catalog_groups() -> None:
+    from pathlib import Path
+
+    import yaml
+
+    from workload_map.catalog import builtin_definitions
+
+    manifests = Path(__file__).resolve().parents[2] / "deploy" / "controller" / "workload-map-controller.yaml"
+    (role,) = [d for d in yaml.safe_load_all(manifests.read_text()) if d and d["kind"] == "ClusterRole"]
+    readable = {
+        group
+        for rule in role["rules"]
+        if rule["resources"] == ["*"] and {"get", "list", "watch"} <= set(rule["verbs"])
+        for group in rule["apiGroups"]
+    }
+    grouped = {
+        karta.root_gvk.group
+        for karta in builtin_definitions()
+        if karta.root_gvk is not None and karta.gang_scheduling is not None and karta.root_gvk.group
+    }
+    assert grouped - readable == set()

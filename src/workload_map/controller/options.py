@@ -31,6 +31,8 @@ class ControllerOptions:
 
     kubeconfig: str | None = None
     context: str | None = None
+    impersonate: str | None = None
+    impersonate_groups: tuple[str, ...] = ()
     scheduler: str = "kai"
     namespaces: tuple[str, ...] = ()
     namespace_selector: str | None = None
@@ -94,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig file (default: in-cluster, then ~/.kube)")
     parser.add_argument("--context", help="kubeconfig context")
+    parser.add_argument("--as", dest="impersonate", metavar="USER", help="act as this user (impersonation)")
+    parser.add_argument("--as-group", dest="impersonate_groups", action="append", default=[], metavar="GROUP")
     parser.add_argument("--scheduler", choices=SCHEDULERS, default="kai", help="whose PodGroups to write (kai)")
     parser.add_argument(
         "--namespaces", default="", metavar="NS[,NS...]", help="group workloads in these namespaces only (all)"
@@ -139,10 +143,14 @@ def parse_options(argv: Sequence[str]) -> ControllerOptions:
         raise OptionsError("--webhook-url must be an https:// URL")
     if not 0 < args.webhook_port < 65536:
         raise OptionsError(f"--webhook-port {args.webhook_port}: expected a port number (1-65535)")
+    if args.impersonate_groups and not args.impersonate:
+        raise OptionsError("--as-group needs --as")
     namespaces = tuple(sorted({part.strip() for part in args.namespaces.split(",") if part.strip()}))
     return ControllerOptions(
         kubeconfig=args.kubeconfig,
         context=args.context,
+        impersonate=args.impersonate,
+        impersonate_groups=tuple(args.impersonate_groups),
         scheduler=args.scheduler,
         namespaces=namespaces,
         namespace_selector=args.namespace_selector or None,

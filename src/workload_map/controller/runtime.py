@@ -44,7 +44,14 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
     for signum in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signum, stop.set)
-    context = load_context(ConnectionSettings(kubeconfig=options.kubeconfig, context=options.context))
+    context = load_context(
+        ConnectionSettings(
+            kubeconfig=options.kubeconfig,
+            context=options.context,
+            impersonate=options.impersonate,
+            impersonate_groups=options.impersonate_groups,
+        )
+    )
     metrics, probes = Metrics(), Probes()
     servers: list[asyncio.Server] = []
     async with AsyncApiClient(context, user_agent=COMPONENT) as client:
