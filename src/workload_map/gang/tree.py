@@ -776,8 +776,10 @@ def _node_of(
             found = listed.by_instance.get(instance)
             if found is None:
                 return None, f"pod {where}: instance {instance} of {listed.component} is not in the spec"
-        else:
+        elif listed.nodes:
             found = listed.nodes[0]
+        else:  # the spec asks for no pods of it (scaled to 0): a pod left over is in the gang, in no sub-group
+            return None, None
         node = tree.nodes[found]
         if listed.rule.replica_key is not None:
             try:

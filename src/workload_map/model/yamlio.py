@@ -11,6 +11,7 @@ pipes and FIFOs are bounded too), before parsing.
 from __future__ import annotations
 
 import io
+import json
 import math
 import os
 import re
@@ -65,7 +66,8 @@ class _NumberError(yaml.constructor.ConstructorError, WorkloadMapError):
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """The safe loader, refusing a mapping that repeats a key (PyYAML would silently keep the last one) and numbers
+    """The safe loader's scanner, parser, resolver and scalar constructors (documents are built from its events by
+    `_Builder`, which refuses a mapping that repeats a key: PyYAML would silently keep the last one), refusing numbers
     JSON cannot carry (an integer over 4300 digits, `.nan`, `.inf`, a float beyond a double: kubectl refuses them
     too), reading unquoted timestamps and base-60 numbers (`1:30`) as the strings they are in Kubernetes objects.
 
@@ -73,25 +75,6 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
     """
 
     yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = _resolvers()
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
-                continue
-            key = key_node.value
-            if key in seen:
-                mark = key_node.start_mark
-                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}; remove one of them", mark)
-            seen.add(key)
-        try:
-            return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
-        except _NumberError as exc:
-            if exc.keyed:
-                raise
-            keyed = _NumberError(None, None, f"{_key_at(node, exc.problem_mark)}{exc.problem}", exc.problem_mark)
-            keyed.keyed = True
-            raise keyed from None
 
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         try:
@@ -119,18 +102,6 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 _Loader.add_constructor("tag:yaml.org,2002:float", _Loader.construct_yaml_float)
-
-
-def _key_at(node: yaml.MappingNode, mark: Any) -> str:
-    """`name: ` for the key whose value holds `mark` (the number's position), else nothing."""
-    for key_node, value_node in node.value:
-        if (
-            isinstance(key_node, yaml.ScalarNode)
-            and mark is not None
-            and value_node.start_mark.index <= mark.index <= value_node.end_mark.index
-        ):
-            return f"{key_node.value[:80]}: "
-    return ""
 
 
 # Expanded node count past which a document is treated as an alias bomb (MAX_EXPANDED_NODES). A large `helm
@@ -195,6 +166,9 @@ def parse_documents_each(text: str, source: str = "<text>") -> list[Document | D
     """
     if not isinstance(text, str):
         raise ArgumentTypeError("the text to parse", "a str (YAML or JSON text)", text)
+    as_json = _parse_json(text, source)
+    if as_json is not None:
+        return as_json
     results: list[Document | DocumentError] = []
     offset_line, index, rest = 0, 0, text
     while True:
@@ -209,6 +183,53 @@ def parse_documents_each(text: str, source: str = "<text>") -> list[Document | D
         rest = "\n".join(rest.split("\n")[resume:])  # lines as YAML counts them (not str.splitlines: \f, \x1c)
         offset_line += resume
         index += 1
+
+
+class _JsonRefusedError(WorkloadMapError, ValueError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        raise _JsonRefusedError(f"duplicate key {repeated!r}; remove one of them")
+    return found
+
+
+def _json_constant(name: str) -> float:
+    raise _JsonRefusedError(f"a {name} has no JSON form; quote it if it is text")
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _JsonRefusedError(f"a number beyond the range of a double ({text[:40]}) has no JSON form; quote it")
+    return value
+
+
+def _parse_json(text: str, source: str) -> list[Document | DocumentError] | None:
+    """One JSON document (what `kubectl get -o json` prints) read by the JSON decoder: the same rules as the YAML
+    reader (no repeated key, no number JSON cannot carry, the nesting and expansion bounds) at a fraction of its
+    time and memory (PyYAML builds a node per scalar, about 60x the text). None when the text is not one JSON
+    document: the YAML reader reads it (a stream, YAML flow style, an integer over the digit limit, ...)."""
+    start = text.lstrip()[:1]
+    if start not in ("{", "["):
+        return None
+    try:
+        value = json.loads(text, object_pairs_hook=_json_object, parse_constant=_json_constant, parse_float=_json_float)
+    except _JsonRefusedError as exc:
+        return [DocumentError(source, f"invalid JSON: {exc.message}", 0)]
+    except (ValueError, RecursionError):
+        return None
+    try:
+        _check_expansion(value, source, 0)
+    except DocumentError as exc:
+        return [DocumentError(source, exc.message, 0)]
+    return [Document(source, 0, value)]
 
 
 _MARKER = re.compile(r"^---(?:[ \t].*)?$")
@@ -232,36 +253,149 @@ def _parse_chunk(
     try:
         while True:
             try:
-                if not loader.check_node():
+                if loader.check_event(yaml.StreamStartEvent):
+                    loader.get_event()
+                if loader.check_event(yaml.StreamEndEvent):
                     return None
-                node = loader.get_node()  # the whole document is parsed here (syntax errors, aliases)
+                value, refused = _Builder(loader).document()
             except (yaml.YAMLError, RecursionError) as exc:
                 results.append(DocumentError(source, _message(exc, offset_line), index))
                 mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
                 if mark is None:
                     return index, offset_line, 1
                 return index, mark.line + offset_line, mark.column
-            try:
-                value = loader.construct_document(node) if node is not None else None
-                if value is not None:
+            if refused is not None:
+                results.append(DocumentError(source, _message(refused, offset_line), index))
+            elif value is not None:
+                try:
                     _check_expansion(value, source, index)
                     results.append(Document(source, index, value))
-            except (yaml.YAMLError, RecursionError) as exc:
-                results.append(DocumentError(source, _message(exc, offset_line), index))
-                _reset(loader)
-            except DocumentError as exc:
-                results.append(DocumentError(source, exc.message, index))
+                except DocumentError as exc:
+                    results.append(DocumentError(source, exc.message, index))
             index += 1
     finally:
         loader.dispose()
 
 
-def _reset(loader: Any) -> None:
-    """Forget a failed document's half-built objects, so the next document is built from scratch."""
-    loader.constructed_objects = {}
-    loader.recursive_objects = {}
-    loader.state_generators = []
-    loader.deep_construct = False
+class _Builder:
+    """One document built straight from the parser's events: no node tree is kept (PyYAML composes every node of a
+    document, with its marks, before building it: about 60 bytes of memory per byte of text), and the same rules
+    as the loader's constructors (a repeated key, a number JSON cannot carry, merge keys, anchors and aliases).
+
+    `document()` gives (value, None), or (None, the refusal) when a rule refused it: the rest of the document is
+    then read (a syntax error in it still ends the chunk, as before) and dropped."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+        self.anchors: dict[str, Any] = {}
+
+    def document(self) -> tuple[Any, BaseException | None]:
+        self.loader.get_event()  # DocumentStartEvent
+        try:
+            value = self.value()
+        except (yaml.constructor.ConstructorError, yaml.composer.ComposerError) as refused:
+            self._skip_to_document_end()
+            return None, refused
+        self.loader.get_event()  # DocumentEndEvent
+        return value, None
+
+    def _skip_to_document_end(self) -> None:
+        depth = 0
+        while True:
+            event = self.loader.get_event()
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+            elif isinstance(event, yaml.DocumentEndEvent) and depth <= 0:
+                return
+
+    def value(self) -> Any:
+        loader = self.loader
+        event = loader.get_event()
+        if isinstance(event, yaml.AliasEvent):
+            mark: Any = event.start_mark
+            if event.anchor not in self.anchors:
+                raise yaml.composer.ComposerError(None, None, f"found undefined alias {event.anchor!r}", mark)
+            return self.anchors[event.anchor]
+        if isinstance(event, yaml.ScalarEvent):
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+            marks: Any = (event.start_mark, event.end_mark)  # the C parser's own Mark type, as the node's
+            node = yaml.ScalarNode(tag, event.value, marks[0], marks[1], style=event.style)
+            constructor = loader.yaml_constructors.get(tag) or loader.yaml_constructors.get(None)
+            result = constructor(loader, node)
+            if event.anchor is not None:
+                self.anchors[event.anchor] = result
+            return result
+        if isinstance(event, yaml.SequenceStartEvent):
+            items: list[Any] = []
+            if event.anchor is not None:
+                self.anchors[event.anchor] = items
+            while not loader.check_event(yaml.SequenceEndEvent):
+                items.append(self.value())
+            loader.get_event()
+            return items
+        if isinstance(event, yaml.MappingStartEvent):
+            return self._mapping(event)
+        unexpected: Any = event.start_mark
+        raise yaml.composer.ComposerError(None, None, f"unexpected {type(event).__name__}", unexpected)
+
+    def _mapping(self, start: Any) -> dict[Any, Any]:
+        loader = self.loader
+        mapping: dict[Any, Any] = {}
+        if start.anchor is not None:
+            self.anchors[start.anchor] = mapping
+        merged: list[dict[Any, Any]] = []
+        while not loader.check_event(yaml.MappingEndEvent):
+            key_event = loader.peek_event()
+            is_merge = (
+                isinstance(key_event, yaml.ScalarEvent)
+                and key_event.value == "<<"
+                and (key_event.tag or loader.resolve(yaml.ScalarNode, "<<", key_event.implicit))
+                == "tag:yaml.org,2002:merge"
+            )
+            if is_merge:
+                loader.get_event()  # the `<<` key itself: a merge, not a key
+                key: Any = None
+            else:
+                key = self.value()
+            try:
+                value = self.value()
+            except _NumberError as exc:
+                if exc.keyed or not isinstance(key_event, yaml.ScalarEvent):
+                    raise
+                keyed = _NumberError(None, None, f"{key_event.value[:80]}: {exc.problem}", exc.problem_mark)
+                keyed.keyed = True  # the innermost key names it
+                raise keyed from None
+            if is_merge:
+                for source in value if isinstance(value, list) else [value]:
+                    if not isinstance(source, dict):
+                        raise yaml.constructor.ConstructorError(
+                            "while constructing a mapping",
+                            start.start_mark,
+                            "expected a mapping or a list of mappings for merging",
+                            key_event.start_mark,
+                        )
+                    merged.append(source)
+                continue
+            try:
+                hash(key)
+            except TypeError:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", start.start_mark, "found unhashable key", key_event.start_mark
+                ) from None
+            if key in mapping:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}; remove one of them", key_event.start_mark
+                )
+            mapping[key] = value
+        loader.get_event()
+        for source in merged:  # explicit keys win over merged ones, an earlier merge over a later one
+            for key, value in source.items():
+                mapping.setdefault(key, value)
+        return mapping
 
 
 def _message(exc: BaseException, offset_line: int) -> str:
