@@ -327,11 +327,17 @@ def test_two_kartas_of_one_kind_are_a_condition_on_both(
 
 
 def _install_unscheduled_jobset(
-    api_server: ApiServer, namespace: str, *, scheduler_name: str | None = None, pods_too: bool = True
+    api_server: ApiServer,
+    namespace: str,
+    *,
+    scheduler_name: str | None = None,
+    pods_too: bool = True,
+    fixture: str = JOBSET_FIXTURE,
 ) -> tuple[dict[str, Any], list[str]]:
-    """The JobSet fixture with its Jobs and (`pods_too`) pods, as its operator would create them, the pods not yet
-    bound to a node (what the grouper links). Returns the stored JobSet and the pod names."""
-    workload, owners, pods = fixture_objects(JOBSET_FIXTURE)
+    """A catalog fixture (the JobSet's by default) with its owners (Jobs) and (`pods_too`) pods, as its operator
+    would create them, the pods not yet bound to a node (what the grouper links). Returns the stored workload and
+    the pod names."""
+    workload, owners, pods = fixture_objects(fixture)
     if not pods_too:
         pods = []
     uids: dict[str, str] = {}
@@ -797,3 +803,92 @@ def test_the_manifests_role_is_enough(
     assert forbidden == []
     verbs = {(ev["verb"], (ev.get("objectRef") or {}).get("resource")) for ev in mine}
     assert {("create", "podgroups"), ("patch", "pods"), ("patch", "kartas"), ("update", "leases")} <= verbs
+
+
+@pytest.mark.parametrize("fixture", ["kubeflow-org-pytorchjob-v1", "ray-io-raycluster-v1"])
+def test_kai_pod_groups_for_other_kinds(
+    fixture: str,
+    api_server: ApiServer,
+    kube: httpx.Client,
+    make_namespace: Any,
+    start_controller: Callable[..., Controller],
+) -> None:
+    """A PyTorchJob and a RayCluster (pods owned by the workload itself): the PodGroups equal the offline export
+    of the same objects, and every pod is linked."""
+    namespace = make_namespace("wmap-ctrl")
+    controller = start_controller("--leader-elect=false", "--karta-operator=false", "--namespaces", namespace)
+    workload, names = _install_unscheduled_jobset(api_server, namespace, fixture=fixture)
+    pods = expect(kube.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
+    resolved = builtin_registry().for_object(workload)
+    assert resolved is not None
+    gang_plan = plan(Workload(resolved.karta, workload).resolve(), sorted(pods, key=lambda p: p["metadata"]["name"]))
+    expected = {o["metadata"]["name"]: o["spec"] for o in export(gang_plan, "kai")}
+
+    def stored() -> dict[str, Any] | None:
+        found = {g["metadata"]["name"]: g["spec"] for g in _pod_groups(kube, namespace)}
+        return found if set(found) == set(expected) else None
+
+    assert eventually(stored, "the PodGroups", [controller]) == expected
+
+    def linked() -> bool:
+        listed = expect(kube.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
+        return len(listed) == len(names) and all(
+            (p["metadata"].get("annotations") or {}).get("pod-group-name") in expected for p in listed
+        )
+
+    eventually(linked, "every pod linked", [controller])
+
+
+def test_a_killed_leader_is_replaced_when_its_lease_runs_out(
+    kube: httpx.Client, namespace: str, start_controller: Callable[..., Controller]
+) -> None:
+    lease_id = f"ctrl-{uuid.uuid4().hex[:6]}"
+    flags = ("--leader-election-id", lease_id, "--leader-election-namespace", namespace, "--namespaces", namespace)
+    first, second = (
+        start_controller(*flags, "--karta-operator=false"),
+        start_controller(*flags, "--karta-operator=false"),
+    )
+    lease_path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{lease_id}"
+
+    def holder() -> str:
+        answer = kube.get(lease_path)
+        return str(answer.json()["spec"].get("holderIdentity") or "") if answer.status_code == 200 else ""
+
+    leader_id = eventually(holder, "a leader", [first, second])
+    leader, standby = (first, second) if leader_id == first.identity else (second, first)
+    leader.process.kill()  # no release: the standby must wait the lease out
+    leader.process.wait()
+    eventually(lambda: holder() == standby.identity, "the standby takes the expired Lease", [standby])
+    lease = expect(kube.get(lease_path))["spec"]
+    assert lease["leaseTransitions"] >= 1
+
+
+def test_a_controller_that_is_down_blocks_no_apply(
+    kube: httpx.Client, kartas: list[str], start_controller: Callable[..., Controller]
+) -> None:
+    port = _free_port()
+    configuration = f"wmap-e2e-{uuid.uuid4().hex[:6]}"
+    validating = f"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/{configuration}"
+    controller = start_controller(
+        "--leader-elect=false",
+        "--pod-grouper=false",
+        "--karta-operator=false",
+        "--webhook-port",
+        str(port),
+        "--webhook-url",
+        f"https://127.0.0.1:{port}",
+        "--webhook-configuration-name",
+        configuration,
+    )
+    try:
+        eventually(lambda: kube.get(validating).status_code == 200, "the configuration", [controller])
+        controller.process.kill()  # down, its configurations left in place
+        controller.process.wait()
+        suffix = uuid.uuid4().hex[:8]
+        name = f"while-down-{suffix}"
+        answer = kube.post(KARTAS, json=_karta(name, f"ctrl{suffix}.example.com", broken=True))
+        assert answer.status_code == 201, answer.text  # failurePolicy Ignore: admitted
+        kartas.append(name)
+    finally:
+        kube.delete(validating)
+        kube.delete(validating.replace("validatingwebhookconfigurations", "mutatingwebhookconfigurations"))
