@@ -349,3 +349,55 @@ def test_without_a_namespace_every_namespace_is_watched(
     listed = server.get(f"/api/v1/workloads?namespace={second}").json()["items"]
     assert [(item["kind"], item["namespace"]) for item in listed] == [("JobSet", second)]
     assert server.stop() == 0
+
+
+VOLCANO_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "jobs.batch.volcano.sh"},
+    "spec": {
+        "group": "batch.volcano.sh",
+        "scope": "Namespaced",
+        "names": {"plural": "jobs", "singular": "job", "kind": "Job", "listKind": "JobList", "shortNames": ["vcjob"]},
+        "versions": [
+            {
+                "name": "v1alpha1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+            }
+        ],
+    },
+}
+
+
+def test_a_crd_installed_while_serving_is_watched(
+    api_server: ApiServer, namespace: str, serve: Callable[..., Server]
+) -> None:
+    with api_server.client() as kube:
+        assert kube.get("/apis/batch.volcano.sh/v1alpha1").status_code == 404, "Volcano's CRD is already installed"
+    server = serve(namespace=namespace).started()
+    server.ready()
+    try:
+        api_server.apply(VOLCANO_CRD)
+        api_server.wait_crd_established("jobs.batch.volcano.sh")
+        container = {"name": "main", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+        job = {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "metadata": {"name": "vc"},
+            "spec": {"tasks": [{"name": "worker", "replicas": 3, "template": {"spec": {"containers": [container]}}}]},
+        }
+        create(api_server, job, namespace=namespace)
+        info = server.until(
+            "the Volcano Job",
+            lambda: values(server.samples(), "wmap_workload_info", namespace=namespace, kind="Job", name="vc"),
+        )
+        assert info[0].labels["api_version"] == "batch.volcano.sh/v1alpha1"
+        assert one(server.samples(), "wmap_workload_gpus_requested", namespace=namespace, kind="Job", name="vc") == 3
+        assert "watching Job too: its CRD was installed" in server.stderr
+    finally:
+        with api_server.client() as kube:
+            kube.delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/jobs.batch.volcano.sh")
+    assert server.stop() == 0

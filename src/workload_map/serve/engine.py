@@ -7,6 +7,8 @@ Jobs, StatefulSets), started as the `cluster.index.WorkloadIndex` meets them. On
 as in `wmap get --all-types`: an object whose controller is of a covered type (a JobSet's Jobs, a CronJob's Jobs)
 is fed to the index as an owner, so its pods are filed under the top-level workload. Bare Pods are not workloads
 here. A view is recomputed only when its workload's resourceVersion or its pods' changed (`ResolutionCache`).
+CRDs are watched (metadata only, when RBAC allows): after a covered group's CRD is added or changed, discovery is
+read again and a type it now serves gets its informer.
 
 A type RBAC does not let us list is a warning and left out; pods that cannot be listed leave every workload
 without pods (a warning). When no covered type can be listed at all, `run()` raises `ServeError`.
@@ -21,7 +23,7 @@ from typing import Any
 
 from workload_map.catalog import DefinitionRegistry
 from workload_map.cluster.aio import AsyncApiClient
-from workload_map.cluster.discovery import DiscoveryDocument
+from workload_map.cluster.discovery import DiscoveryDocument, fetch_op
 from workload_map.cluster.errors import ClusterError
 from workload_map.cluster.index import ResolutionCache, WorkloadIndex
 from workload_map.cluster.informer import Change, WatchedResource
@@ -39,6 +41,13 @@ from workload_map.view import WorkloadView, build_view
 __all__ = ["Engine", "EngineConfig"]
 
 PolicyFor = Callable[[str, str], EvaluationPolicy | None]
+CRDS = WatchedResource(
+    path="/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+    kind="CustomResourceDefinition",
+    api_version="apiextensions.k8s.io/v1",
+    resource="customresourcedefinitions.apiextensions.k8s.io",
+    metadata_only=True,  # the name (plural.group) says whether a covered group changed; schemas are large
+)
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,7 @@ class _Item:
     change: Change | None = None
     error: ClusterError | None = None
     synced: bool = False
+    discovery: DiscoveryDocument | None = None
 
 
 class Engine:
@@ -92,20 +102,25 @@ class Engine:
         self._kind_of: dict[str, tuple[str, str]] = {}  # workload UID -> (group, kind)
         self._cache: ResolutionCache[WorkloadView | str] = ResolutionCache(self._compute)
         self._refused: list[str] = []
+        self._crds_synced = False
+        self._stale = False  # a covered group's CRD changed since discovery was read
+        self._discovering: asyncio.Task[None] | None = None
 
     # --- what to watch ------------------------------------------------------------------------------------------
 
-    def _plan(self) -> None:
+    def _plan(self, discovery: DiscoveryDocument) -> list[tuple[str, str]]:
+        """Targets for the covered types `discovery` serves that are not watched yet; the new ones' keys."""
         config = self.config
         namespace = config.namespace
         for entry in config.registry.effective():
             gvk = entry.gvk
             if gvk is not None and gvk.kind and gvk.version:
                 self._covered.add((gvk.group, gvk.kind))
+        new: list[tuple[str, str]] = []
         for group, kind in sorted(self._covered):
-            if (group, kind) == ("", "Pod"):
+            if (group, kind) == ("", "Pod") or (group, kind) in self._targets:
                 continue  # pods are the pod informer's; a bare Pod is not a workload here
-            resource = config.discovery.preferred(group, kind)
+            resource = discovery.preferred(group, kind)
             if resource is None or not resource.can("list") or not resource.can("watch"):
                 continue  # not served: left out silently, as `get --all-types` does
             found = config.registry.for_gvk(group, resource.version, kind)
@@ -125,7 +140,9 @@ class Engine:
                     namespace=scope,
                 ),
             )
-        self._owner_kinds = set(self._targets)
+            self._owner_kinds.add((group, kind))
+            new.append((group, kind))
+        return new
 
     # --- running ------------------------------------------------------------------------------------------------
 
@@ -152,11 +169,12 @@ class Engine:
 
     async def run(self) -> None:
         """Watch until cancelled. Raises `ServeError` when no covered type can be listed."""
-        self._plan()
+        self._plan(self.config.discovery)
         if not self._targets:
             raise ServeError("the cluster serves none of the workload types the definitions cover")
         for (group, kind), target in self._targets.items():
             self._start(f"{group}/{kind}", target.resource)
+        self._start("crds", CRDS)
         namespace = self.config.namespace
         self._start(
             "pods",
@@ -177,6 +195,7 @@ class Engine:
                 for item in items:
                     touched |= self._take(item)
                 self._start_owner_informers()
+                self._rediscover()
                 if self._pending == 0 and not self.store.synced:
                     self.store.synced = True
                     touched |= set(self.index.workloads)
@@ -196,9 +215,21 @@ class Engine:
         self.log(f"warning: {message}")
 
     def _take(self, item: _Item) -> set[str]:
+        if item.discovery is not None:
+            for group, kind in self._plan(item.discovery):
+                self._start(f"{group}/{kind}", self._targets[(group, kind)].resource)
+                self.log(f"watching {kind} too: its CRD was installed")
+            return set()
         if item.error is not None:
             self._pending -= 1
             self._failed(item.source, item.error)
+            return set()
+        if item.source == "crds":
+            self._pending -= item.synced
+            self._crds_synced = self._crds_synced or item.synced
+            if item.change is not None and self._crds_synced and item.change.type != "DELETED":
+                group = str((item.change.object.get("metadata") or {}).get("name") or "").partition(".")[2]
+                self._stale = self._stale or group in {g for g, _ in self._covered}
             return set()
         if item.synced:
             self._pending -= 1
@@ -237,7 +268,28 @@ class Engine:
         self._kind_of[uid] = kind
         return touched | index.set_workload(obj)
 
+    def _rediscover(self) -> None:
+        """After a covered group's CRD changed: read discovery again (in a task), and plan what it serves now."""
+        if not self._stale or (self._discovering is not None and not self._discovering.done()):
+            return
+        self._stale = False
+        queue = self._queue
+
+        async def read() -> None:
+            try:
+                queue.put_nowait(_Item("discovery", discovery=await self.client.run(fetch_op())))
+            except ClusterError as exc:
+                self._warn(f"cannot read discovery again after a CRD changed ({exc.message})")
+
+        self._discovering = asyncio.get_running_loop().create_task(read())
+        self._tasks.append(self._discovering)
+
     def _failed(self, source: str, error: ClusterError) -> None:
+        if source == "crds":
+            self.log(
+                f"note: not watching CRDs ({error.message}); a workload type installed later is watched after a restart"
+            )
+            return
         if source == "pods":
             self.store.pods_watched = False
             self._warn(f"cannot watch pods ({error.message}); workloads are shown without their pods")
