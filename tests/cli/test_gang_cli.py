@@ -155,12 +155,20 @@ def test_a_deployment_needs_no_gang_and_says_why(tmp_path: Path) -> None:
     assert "needs no gang (the replicas are independent" in exported.stderr
 
 
-def test_no_gang_instructions_is_exit_1_with_a_hint(tmp_path: Path) -> None:
-    result = wmap("-f", str(CATALOG / "milvus-io-milvus-v1beta1" / "workload.yaml"), home=tmp_path)
-    assert result.code == 1
-    assert "has no optimizationInstructions.gangScheduling" in result.stderr
-    assert "hint:" in result.stderr
-    assert "Traceback" not in result.output
+def test_a_definition_without_gang_instructions_is_scheduled_pod_by_pod(tmp_path: Path) -> None:
+    milvus = CATALOG / "milvus-io-milvus-v1beta1"
+    result = wmap("-f", str(milvus / "workload.yaml"), "-o", "json", home=tmp_path)
+    assert result.code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert (document["format"], document["gangs"]) == (None, [])
+    assert "has no gangScheduling: each pod is scheduled on its own" in document["noGang"]
+    kai = wmap(
+        "-f", str(milvus / "workload.yaml"), "--pods", str(milvus / "pods.yaml"), "--format", "kai", home=tmp_path
+    )
+    assert kai.code == 0, kai.stderr
+    pod_groups = documents(kai)
+    assert pod_groups and all(group["spec"] == {"minMember": 1} for group in pod_groups)  # KAI: one per pod
+    assert "Traceback" not in kai.output
 
 
 def test_objects_that_need_no_gang_are_skipped_in_a_stream(tmp_path: Path) -> None:

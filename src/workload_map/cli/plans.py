@@ -17,7 +17,7 @@ from workload_map.cli.pipeline import ResolvedWorkload
 from workload_map.cli.render import machine
 from workload_map.cli.render.gangtree import plan_lines
 from workload_map.cli.render.text import write_lines
-from workload_map.gang import ExportError, GangError, GangPlan, NoGangInstructions, export, plan
+from workload_map.gang import ExportError, GangError, GangPlan, NoGangInstructions, export, plan, unganged
 
 
 @dataclass(frozen=True)
@@ -35,17 +35,20 @@ class GangOptions:
 
 def gang_plan_of(workload: ResolvedWorkload, pods: Sequence[Mapping[str, Any]] | None, report: Reporter) -> GangPlan:
     """The gang plan of one workload (and its pods, None: from the spec alone); its notes and the pods in no gang
-    go to `report`. Raises `CLIError` (exit 1) with a hint when the definition has no gang instructions or breaks
-    a gang rule. `gang` and `place` both plan through here."""
+    go to `report`. A definition without gang instructions gives a plan that says no gang is needed (`unganged`);
+    one that breaks a gang rule, or a plan that can never be met, raises `CLIError` (exit 1). `gang` and `place`
+    both plan through here."""
     ref = workload.resolution.object
     what = f"{ref.kind}/{ref.name}" if ref.name else ref.kind
     try:
         gang_plan = plan(workload.resolution, pods)  # under the policy the workload was resolved with
-    except NoGangInstructions as error:
-        raise CLIError(
-            f"{what}: {error}",
-            hint="a definition tells how to gang a workload in spec.optimizationInstructions.gangScheduling",
-        ) from None
+    except NoGangInstructions:  # scheduled pod by pod: a plan saying so (exit 0), as for a Deployment
+        gang_plan = unganged(
+            workload.resolution,
+            pods,
+            reason=f"definition {workload.resolution.definition!r} has no gangScheduling: "
+            "each pod is scheduled on its own",
+        )
     except GangError as error:
         raise CLIError(f"{what}: {error}") from None
     for note in gang_plan.notes:

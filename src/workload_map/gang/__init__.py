@@ -37,7 +37,7 @@ from workload_map.gang.exports import (
     to_workload_api,
 )
 from workload_map.gang.names import is_dns1123_label, is_dns1123_subdomain, to_dns1123_label
-from workload_map.gang.plan import no_gang_reason, plan
+from workload_map.gang.plan import no_gang_reason, plan, unganged
 from workload_map.gang.scale import role_counts, subtree_scale
 from workload_map.gang.schema import json_schema
 from workload_map.gang.summary import (
@@ -110,4 +110,5 @@ __all__ = [
     "to_kueue",
     "to_volcano",
     "to_workload_api",
+    "unganged",
 ]

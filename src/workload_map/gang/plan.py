@@ -19,15 +19,15 @@ from typing import Any
 
 from workload_map.errors import ArgumentTypeError
 from workload_map.gang import alpha, tree
-from workload_map.gang.builder import Builder
+from workload_map.gang.builder import Builder, pod_identity
 from workload_map.gang.errors import NoGangInstructions
 from workload_map.gang.scale import scale_mode
 from workload_map.gang.summary import StructureSummary
-from workload_map.gang.types import GangPlan
+from workload_map.gang.types import GangPlan, PodMembership
 from workload_map.model.gang_rules import gang_rules
 from workload_map.resolve import ExtractionError, Resolution
 
-__all__ = ["no_gang_reason", "plan"]
+__all__ = ["no_gang_reason", "plan", "unganged"]
 
 
 def _pods(pods: Any) -> list[Mapping[str, Any]]:
@@ -118,3 +118,27 @@ def no_gang_reason(resolution: Resolution) -> str | None:
         return None
     reason = outputs[0] if len(outputs) == 1 else None
     return reason if isinstance(reason, str) and reason else None
+
+
+def unganged(resolution: Resolution, pods: Iterable[Mapping[str, Any]] | None = None, *, reason: str) -> GangPlan:
+    """The plan of a workload that needs no gang (`reason` says why, e.g. its definition has no gangScheduling):
+    no gangs, each given pod listed in none; the KAI export still gives each pod a PodGroup of its own, as KAI's
+    default grouper does."""
+    if not isinstance(resolution, Resolution):
+        raise ArgumentTypeError("the workload", "a Resolution (workload_map.resolve.resolve)", resolution)
+    if not isinstance(reason, str) or not reason:
+        raise ArgumentTypeError("reason", "a non-empty str", reason)
+    found = _pods(pods) if pods is not None else []
+    ref = resolution.object
+    return GangPlan(
+        workload=ref,
+        uid=ref.uid,
+        definition=resolution.definition,
+        format=None,
+        scale_mode=scale_mode(StructureSummary(resolution.karta)),
+        gangs=(),
+        pods=tuple(PodMembership(*pod_identity(pod)) for pod in found),
+        with_pods=pods is not None,
+        no_gang=reason,
+        scheduler_annotations=_scheduler_annotations(resolution),
+    )

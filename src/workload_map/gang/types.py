@@ -335,7 +335,7 @@ class GangPlan(msgspec.Struct, frozen=True):
     workload: ObjectRef
     uid: str
     definition: str
-    format: GangFormat
+    format: GangFormat | None
     scale_mode: ScaleMode
     gangs: tuple[Gang, ...]
     pods: tuple[PodMembership, ...] = ()
@@ -382,7 +382,10 @@ class GangPlanDocument(msgspec.Struct, frozen=True, omit_defaults=True, rename="
     schema_version: str
     workload: Annotated[ObjectRefDocument, Meta(description="The planned workload.")]
     definition: Annotated[str, Meta(description="The Karta definition used.")]
-    format: Annotated[GangFormat, Meta(description="The definition's gang format: podGroups (alpha) or podGroup.")]
+    format: Annotated[
+        GangFormat | None,
+        Meta(description="The definition's gang format: podGroups (alpha) or podGroup; null when it has none."),
+    ]
     scale_mode: Annotated[ScaleMode, Meta(description="How counts were read: by-definition or by-leaves.")]
     gangs: list[GangDocument]
     pods: Annotated[list[PodMembershipDocument], Meta(description="One entry per given pod.")]
