@@ -15,7 +15,7 @@ import pytest
 
 from .browser import Browser, find_browser
 from .conftest import ApiServer
-from .test_live_support import create_pod, install_fixture, patch_status
+from .test_live_support import create_pod, grant, install_fixture, patch_status, read_rules
 from .test_serve import Server, serve
 
 pytestmark = pytest.mark.e2e
@@ -134,4 +134,34 @@ def test_the_dashboard_in_a_browser(
     assert not [line for line in browser.console if "Content Security Policy" in line or "exception" in line], (
         json.dumps(browser.console)
     )
+    assert server.stop() == 0
+
+
+def test_a_restricted_user_sees_only_their_namespace(
+    api_server: ApiServer,
+    make_namespace: Callable[..., str],
+    serve: Callable[..., Server],
+    browser: Browser,
+) -> None:
+    mine, other = make_namespace(), make_namespace()
+    install_fixture(api_server, PYTORCHJOB, mine)
+    install_fixture(api_server, PYTORCHJOB, other)
+    grant(api_server, mine, read_rules(("kubeflow.org", "pytorchjobs"), ("", "pods"), verbs=("get", "list", "watch")))
+    server = serve(namespace=mine, kubeconfig=api_server.restricted_kubeconfig).started()
+    server.ready()
+    browser.open(server.url + "/")
+    browser.wait_for("document.querySelectorAll('tr.workload').length === 1")
+    assert [row["key"] for row in rows(browser)] == [f"{mine}/PyTorchJob/bert-finetune"]
+    choices = browser.evaluate("[...document.querySelectorAll('#filter-namespace option')].map(o => o.value)")
+    assert choices == ["", mine]
+    browser.open(f"{server.url}/#/w/{other}/PyTorchJob/bert-finetune")
+    message = browser.wait_for("document.getElementById('error') && document.getElementById('error').textContent")
+    assert f"namespace '{other}'" in message
+    browser.open(f"{server.url}/#/definitions")
+    browser.wait_for("document.getElementById('definitions') !== null")
+    refused = browser.evaluate(
+        "[...document.querySelectorAll('#definitions tr')].filter(r => r.children[0].textContent === 'JobSet')"
+        ".map(r => r.children[5].textContent)"
+    )
+    assert refused and refused[0].startswith("refused: not allowed to list jobsets.jobset.x-k8s.io")
     assert server.stop() == 0
