@@ -5,8 +5,10 @@ with 10,000 bound pods already taking 0-8 GPUs per node (a fixed random seed). T
 
 * `1-gpu pods`: 1,000 pods of 1 GPU, one role, no constraints (best fit packs the fragmented nodes first);
 * `8-gpu pods, selector + toleration`: 1,000 whole-node pods with a nodeSelector and a toleration;
-* `tree + rack`: 125 sub-groups of 8 pods of 1 GPU, every one required, the gang kept inside one rack (`rack` label)
-  that is too small: every rack is tried and refused (the worst case for the topology loop).
+* `tree + rack, too large`: 125 sub-groups of 8 pods of 1 GPU, every one required, the gang kept inside one rack
+  (`rack` label) that is too small: each rack is refused by its free total before any pod is tried;
+* `tree + rack, fits`: 125 sub-groups of 8 CPU-only pods (8 cores each), placed sub-group by sub-group inside the
+  smallest rack that holds them (every pod set of the tree placed, the topology loop's work when it fits).
 
 Rows: the snapshot built from the Node and Pod dicts; each placement (median of 5, wall clock) with its peak
 Python allocation (tracemalloc, one extra run); the baseline of every time row is `json.loads` of the nodes' JSON
@@ -82,6 +84,12 @@ def _plan(gang: Gang) -> GangPlan:
     return GangPlan(ObjectRef("example.com/v1", "Train", "bench"), "", "d", "podGroups", "by-definition", (gang,))
 
 
+def _tree(leaves: tuple[SubGroupPlan, ...]) -> Gang:
+    roles = tuple(leaf.roles[0] for leaf in leaves)
+    topology = Topology("default", required_level="rack")
+    return Gang("tree", "tree", ("job",), 1_000, roles, sub_groups=leaves, topology=topology)
+
+
 def _plans() -> dict[str, GangPlan]:
     one = _role("worker", 1_000, 1)
     whole = _role(
@@ -96,19 +104,15 @@ def _plans() -> dict[str, GangPlan]:
     leaves = tuple(
         SubGroupPlan(f"job-{i}", "job", min_member=8, count=8, roles=(_role(f"job-{i}", 8, 1),)) for i in range(125)
     )
-    tree = Gang(
-        "tree",
-        "tree",
-        ("job",),
-        1_000,
-        tuple(leaf.roles[0] for leaf in leaves),
-        sub_groups=leaves,
-        topology=Topology("default", required_level="rack"),
+    tree = _tree(leaves)
+    cpu_leaves = tuple(
+        SubGroupPlan(f"job-{i}", "job", min_member=8, count=8, roles=(_role(f"job-{i}", 8, 0),)) for i in range(125)
     )
     return {
         "1-gpu pods": _plan(Gang("one", "one", ("worker",), 1_000, (one,))),
         "8-gpu pods, selector + toleration": _plan(Gang("whole", "whole", ("worker",), 1_000, (whole,))),
-        "tree + rack": _plan(tree),
+        "tree + rack, too large": _plan(tree),
+        "tree + rack, fits": _plan(_tree(cpu_leaves)),
     }
 
 

@@ -320,8 +320,25 @@ def test_a_topology_key_keeps_the_gang_inside_one_label_value() -> None:
     assert result.gangs[0].nodes == (("b1", 1), ("b2", 1))
     three = place([gang_plan(gang("g", role("w", 3, 8)))], zones, topology_key="zone")
     assert not three.fits
-    assert (three.reason or "").startswith("Train/train: gang g: no single zone value holds it (3 tried); in zone=a:")
+    assert three.reason == (
+        "Train/train: gang g: no single zone value holds it (3 tried); "
+        "in zone=a: gang g: needs 24 nvidia.com/gpu in all; its nodes have 8 free"
+    )
     assert place([gang_plan(gang("g", role("w", 3, 8)))], zones).fits  # without the key it spreads
+
+
+def test_a_domain_with_enough_in_all_is_still_tried_pod_by_pod() -> None:
+    # zone b has 8 GPUs free in all, the gang needs 2 x 4, but no node has 4 free: the per-pod reason is given
+    zones = snapshot(
+        node("b1", labels={"zone": "b"}),
+        node("b2", labels={"zone": "b"}),
+        pods=(bound("b1", 5, name="x"), bound("b2", 3, name="y")),
+    )
+    result = place([gang_plan(gang("g", role("w", 2, 4)))], zones, topology_key="zone")
+    assert result.reason == (
+        "Train/train: gang g: no single zone value holds it (1 tried); in zone=b: gang g, role w: needs 2 pods of "
+        "4 nvidia.com/gpu; only 1 fit on the 2 nodes that accept them"
+    )
 
 
 def test_the_gangs_own_required_topology_level_applies() -> None:

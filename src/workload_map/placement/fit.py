@@ -130,6 +130,20 @@ class _Group:
         cheapest = sorted(child.pods for child in self.children)[: self.need]
         return own + sum(cheapest)
 
+    def least(self) -> dict[str, int]:
+        """A lower bound of what the group takes in all, per resource: its roles' pods, and per resource the
+        `need` smallest amounts its children take (a domain with less free cannot hold it)."""
+        total: dict[str, int] = {}
+        for role in self.roles:
+            for name, amount in role.requests.items():
+                total[name] = total.get(name, 0) + amount * role.count
+        if self.children and self.need:
+            bounds = [child.least() for child in self.children]
+            for name in {name for bound in bounds for name in bound}:
+                smallest = sorted(bound.get(name, 0) for bound in bounds)[: self.need]
+                total[name] = total.get(name, 0) + sum(smallest)
+        return total
+
 
 def _roles(roles: Sequence[GangRole], required: int | None, label: str, notes: list[str]) -> tuple[_Role, ...]:
     out: list[_Role] = []
@@ -369,8 +383,13 @@ def _place_group(group: _Group, allowed: frozenset[int] | None, state: _State) -
     if not domains:
         return f"{group.label}: no node has the topology label {key}", None
     first: str | None = None
+    least = {name: amount for name, amount in group.least().items() if name != PODS}
     # the smallest domains first: a gang that fits a small zone leaves the large ones whole
     for value, members in sorted(domains.items(), key=lambda item: (len(item[1]), item[0])):
+        short = _short_total(least, members, state)
+        if short is not None:  # cheaper than trying its pods one set after another
+            first = first or f"in {key}={value}: {group.label}: {short}"
+            continue
         mark = state.mark()
         reason = _place_within(group, frozenset(members), state)
         if reason is None:
@@ -378,6 +397,16 @@ def _place_group(group: _Group, allowed: frozenset[int] | None, state: _State) -
         state.undo(mark)
         first = first or f"in {key}={value}: {reason}"
     return f"{group.label}: no single {key} value holds it ({len(domains)} tried); {first}", None
+
+
+def _short_total(least: Mapping[str, int], members: Iterable[int], state: _State) -> str | None:
+    """None when the nodes have free in all at least `least` of each resource, else what falls short."""
+    indices = list(members)
+    for name in _shown_order(least):
+        have = sum(max(0, state.free(i, name)) for i in indices)
+        if have < least[name]:
+            return f"needs {_amount(name, least[name])} {name} in all; its nodes have {_amount(name, have)} free"
+    return None
 
 
 def _workload_label(gang_plan: GangPlan) -> str:
