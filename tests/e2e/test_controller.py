@@ -892,3 +892,35 @@ def test_a_controller_that_is_down_blocks_no_apply(
     finally:
         kube.delete(validating)
         kube.delete(validating.replace("validatingwebhookconfigurations", "mutatingwebhookconfigurations"))
+
+
+# --- the image's entry point ----------------------------------------------------------------------------------
+
+
+def _entrypoint() -> list[str]:
+    for line in (MANIFESTS.parent / "Containerfile").read_text().splitlines():
+        if line.startswith("ENTRYPOINT "):
+            return list(json.loads(line.removeprefix("ENTRYPOINT ")))
+    raise AssertionError("the Containerfile has no ENTRYPOINT")
+
+
+def test_the_containerfile_entry_point_runs_the_controller(api_server: ApiServer, tmp_path: Path) -> None:
+    import shutil
+
+    entrypoint = _entrypoint()
+    assert entrypoint == ["workload-map-controller"]
+    executable = shutil.which(entrypoint[0])
+    if executable is None:
+        pytest.skip("workload-map-controller is not installed (pip install -e .)")
+    health = _free_port()
+    argv = [executable, "--kubeconfig", str(api_server.kubeconfig), "--leader-elect=false", "--enable-webhook=false"]
+    argv += ["--health-probe-bind-address", f"127.0.0.1:{health}", "--metrics-bind-address", "0"]
+    argv += ["--pod-grouper=false"]
+    log = tmp_path / "entrypoint.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    controller = Controller(process, log, health, 0, "entrypoint")
+    try:
+        eventually(lambda: _ready(controller), "/readyz from the entry point", [controller])
+    finally:
+        assert controller.stop() == 0
