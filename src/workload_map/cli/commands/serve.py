@@ -1,4 +1,4 @@
-"""`wmap serve`: the live engine's workloads over HTTP, as Prometheus metrics and a read-only JSON API
+"""`wmap serve`: the live engine's workloads over HTTP, as Prometheus metrics, a read-only JSON API and a dashboard
 (docs/serve.md). This module only parses flags, opens the live session (kubeconfig, definitions, discovery: an
 unreachable server or refused credentials fail here, exit 1, before anything listens) and hands over to
 `workload_map.serve`, imported inside the command so no other command loads aiohttp or an event loop.
@@ -51,11 +51,11 @@ def _policy(_definition: str, origin: str) -> EvaluationPolicy:
 
 _HELP = """\
 Serve the cluster's workloads over HTTP: Prometheus metrics (GPUs per workload, the pod-to-workload join for
-DCGM-exporter) and a read-only JSON API, kept current by watching the cluster.
+DCGM-exporter), a read-only JSON API and a dashboard, kept current by watching the cluster.
 
-Every covered type the kubeconfig may list is watched, in every namespace or in the one -n names. Routes:
-/metrics, /api/v1/workloads, /api/v1/workloads/NAMESPACE/KIND/NAME, /api/v1/definitions, /healthz, /readyz.
-Stop with Ctrl-C or SIGTERM.
+Every covered type the kubeconfig may list is watched, in every namespace or in the one -n names. Routes: / (the
+dashboard), /metrics, /api/v1/workloads, /api/v1/workloads/NAMESPACE/KIND/NAME, /api/v1/definitions,
+/api/v1/events, /healthz, /readyz. Stop with Ctrl-C or SIGTERM.
 
 \b
 Examples:
