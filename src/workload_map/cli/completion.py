@@ -19,6 +19,7 @@ from typing import IO
 from click.shell_completion import ShellComplete, get_completion_class
 
 from workload_map.cli import context
+from workload_map.cli import shells as _registers_powershell  # noqa: F401 - PowerShell on every click version
 from workload_map.cli.root import COMPLETE_VAR, cli
 
 # Cobra's ShellCompDirective bits.
