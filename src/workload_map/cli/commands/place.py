@@ -91,6 +91,12 @@ def place(
     report = state()
     plans = _plans_from_files(files, definition_paths, report) if files else _plan_live(args, contexts, connection)
     workloads = [_label(gang_plan) for gang_plan in plans]
+    if not any(gang_plan.gangs for gang_plan in plans):
+        reasons = "; ".join(f"{_label(p)} needs no gang ({p.no_gang or 'its plan has none'})" for p in plans)
+        raise CLIError(
+            f"nothing to place: {reasons}",
+            hint="wmap place checks gangs; the pods of a workload without one are scheduled one by one",
+        )
 
     def ask(cluster: Cluster, name: str) -> ClusterPlacement:
         try:
@@ -110,6 +116,8 @@ def place(
         machine.write(_document(workloads, answers, ranked), fmt, state().stdout)
     else:
         _table(ranked, answers)
+    if all(answer.error is not None for answer in answers):
+        raise CLIError("no cluster could be read")
     if not any(placement.fits for placement in ranked):
         raise CLIError(f"no cluster can run {', '.join(workloads)} now", hint="the reasons are in the table")
 
