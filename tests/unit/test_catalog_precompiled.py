@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
 
+from workload_map import _version
 from workload_map.catalog import precompiled, registry
 from workload_map.model import Karta
 
@@ -109,7 +111,7 @@ def test_the_key_covers_names_bytes_version_and_model() -> None:
 def test_the_key_covers_the_version(monkeypatch: pytest.MonkeyPatch) -> None:
     files = [("a.yaml", b"x")]
     key = precompiled.catalog_key(files)
-    monkeypatch.setattr(precompiled._version, "__version__", "0.0.0-test")
+    monkeypatch.setattr(_version, "__version__", "0.0.0-test")
     assert precompiled.catalog_key(files) != key
 
 
@@ -164,3 +166,20 @@ def test_the_default_cache_directory() -> None:
     assert precompiled.cache_dir({"WMAP_CACHE_DIR": "/x/y"}) == Path("/x/y")
     assert precompiled.cache_dir({"XDG_CACHE_HOME": "/c"}) == Path("/c/workload-map")
     assert precompiled.cache_dir({}) == Path.home() / ".cache" / "workload-map"
+
+
+def test_the_files_are_the_same_through_importlib_resources(monkeypatch: pytest.MonkeyPatch) -> None:
+    direct = registry._builtin_files()
+    import importlib.resources
+
+    asked: list[str] = []
+    files = importlib.resources.files
+
+    def spy(package: str) -> Any:
+        asked.append(package)
+        return files(package)
+
+    monkeypatch.setattr(importlib.resources, "files", spy)
+    monkeypatch.setattr(registry, "__file__", "/nonexistent/catalog/registry.py")  # as for a zipped package
+    assert registry._builtin_files() == direct
+    assert asked == ["workload_map.catalog"]

@@ -15,7 +15,6 @@ to the YAML (a bad blob is rewritten), with no message. `WMAP_NO_CATALOG_CACHE=1
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -85,6 +84,8 @@ def load_cached(
 
 def _write(path: Path, data: bytes) -> None:
     """Write atomically (a reader never sees half a blob); give up silently when the directory is not writable."""
+    import tempfile  # only when a blob is written (random and its hashing come with it: ~3 ms of a start)
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=".catalog-", dir=path.parent)
