@@ -68,7 +68,9 @@ EXPECTED: dict[str, Expected] = {
         suspended=(("spec", "suspend"), "Suspending"),
     ),
     "ray-io-rayservice-v1": Expected(
-        "Running", {"rayservice": {"": None}, "raycluster": {"": None}, "head": {"": 1}, "worker": {"gpu": 2}}
+        "Running",
+        {"rayservice": {"": None}, "raycluster": {"": None}, "head": {"": 1}, "worker": {"gpu": 2}},
+        suspended=(("spec", "suspend"), "Suspending"),
     ),
     "leaderworkerset-x-k8s-io-leaderworkerset-v1": Expected(
         "Running", {"leaderworkerset": {"": None}, "group": {"": 2}, "leader": {"": 1}, "worker": {"": 3}}
