@@ -1,6 +1,6 @@
-"""Across clusters (issue 24) against two real test API servers at once, started here with their own state
-directories (`WMAP_TEST_CLUSTER_DIR=/tmp/wmap-cluster-mc1`, `...-mc2`) and stopped at the end; plus a context whose
-server is gone and a context whose user may not list nodes (the restricted user of mc1).
+"""Across clusters (issue 24) against three real test API servers at once, started here with their own state
+directories (`WMAP_TEST_CLUSTER_DIR=/tmp/wmap-cluster-mc1`, `...-mc2`, `...-mc3`) and stopped at the end; plus a
+context whose server is gone and a context whose user may not list nodes (the restricted user of mc1).
 
 The test creates Node objects (capacity and allocatable through the status subresource; labels, taints) and pods
 bound with spec.nodeName; there is no scheduler or kubelet, so nothing moves. It asserts `wmap capacity`, `wmap
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.e2e
 
 GPU = "nvidia.com/gpu"
 MERGE = {"Content-Type": "application/merge-patch+json"}
-INSTANCES = ("mc1", "mc2")
+INSTANCES = ("mc1", "mc2", "mc3")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -98,8 +98,9 @@ H100 = {"node.kubernetes.io/instance-type": "p5.48xlarge", "nvidia.com/gpu.produ
 @pytest.fixture(scope="module")
 def clusters(servers: dict[str, ApiServer]) -> dict[str, Any]:
     """mc1: two 4-GPU A100 nodes, one with 2 GPUs taken. mc2: four 8-GPU H100 nodes in zones z1 (n1, n2) and z2
-    (n3, n4); n4 is full, n3 has a finished pod (it takes nothing); a fifth node is tainted and offers 8 more."""
-    mc1, mc2 = servers["mc1"], servers["mc2"]
+    (n3, n4); n4 is full, n3 has a finished pod (it takes nothing); a fifth node is tainted and offers 8 more.
+    mc3: one 24-GPU node (a gang of two 8-GPU pods fits there, leaving it partly used: a worse score)."""
+    mc1, mc2, mc3 = servers["mc1"], servers["mc2"], servers["mc3"]
     namespaces = {name: server.create_namespace("wmap-mc") for name, server in servers.items()}
     _node(mc1, "a-1", 4, A100)
     _node(mc1, "a-2", 4, A100)
@@ -109,12 +110,13 @@ def clusters(servers: dict[str, ApiServer]) -> dict[str, Any]:
     _node(mc2, "h-reserved", 8, {**H100, "zone": "z3"}, taints=[{"key": "reserved", "effect": "NoSchedule"}])
     _pod(mc2, namespaces["mc2"], "full", "h-4", 8)
     _pod(mc2, namespaces["mc2"], "done", "h-3", 8, phase="Succeeded")
+    _node(mc3, "big", 24, {"node.kubernetes.io/instance-type": "custom", "nvidia.com/gpu.product": "H200"})
     return {"namespaces": namespaces}
 
 
 @pytest.fixture(scope="module")
 def kubeconfig(servers: dict[str, ApiServer], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One kubeconfig with contexts mc1, mc2, mc1-restricted (may list nothing) and gone (no server there)."""
+    """One kubeconfig with contexts mc1, mc2, mc3, mc1-restricted (may list nothing) and gone (no server there)."""
     merged: dict[str, Any] = {"apiVersion": "v1", "kind": "Config", "clusters": [], "users": [], "contexts": []}
 
     def add(context: str, path: Path) -> None:
@@ -128,6 +130,7 @@ def kubeconfig(servers: dict[str, ApiServer], tmp_path_factory: pytest.TempPathF
 
     add("mc1", servers["mc1"].kubeconfig)
     add("mc2", servers["mc2"].kubeconfig)
+    add("mc3", servers["mc3"].kubeconfig)
     restricted = servers["mc1"].restricted_kubeconfig
     assert restricted is not None
     add("mc1-restricted", restricted)
@@ -186,7 +189,7 @@ def test_capacity_shows_an_unreachable_and_a_forbidden_cluster_as_warning_rows(
     result = wmap(kubeconfig, tmp_path, "capacity", "--all-contexts")
     assert result.code == 0, result.stderr
     rows = {line.split()[0]: line for line in result.stdout.splitlines()[1:]}
-    assert set(rows) == {"mc1", "mc2", "mc1-restricted", "gone"}
+    assert set(rows) == {"mc1", "mc2", "mc3", "mc1-restricted", "gone"}
     assert "(not read:" in rows["gone"] and "(not read:" in rows["mc1-restricted"]
     assert "not allowed to list nodes (as user wmap-restricted)" in rows["mc1-restricted"]
     assert "warning: cluster gone:" in result.stderr
@@ -202,11 +205,14 @@ def test_place_ranks_the_clusters_that_fit_and_gives_the_first_reason(
     clusters: Any, kubeconfig: Path, tmp_path: Path
 ) -> None:
     two = lws(tmp_path, 2)
-    result = wmap(kubeconfig, tmp_path, "place", "-f", str(two), "--context", "mc1", "--context", "mc2", "-o", "json")
+    contexts = ("--context", "mc1", "--context", "mc3", "--context", "mc2")
+    result = wmap(kubeconfig, tmp_path, "place", "-f", str(two), *contexts, "-o", "json")
     assert result.code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["workloads"] == ["LeaderWorkerSet/serve"]
-    assert data["ranked"] == ["mc2"]
+    assert data["ranked"] == ["mc2", "mc3"]  # mc3 fits too, but leaves its node with 8 GPUs free
+    assert (data["clusters"]["mc3"]["score"], data["clusters"]["mc3"]["nodesUsed"]) == (1, 1)
+    assert data["clusters"]["mc3"]["gangs"][0]["nodes"] == {"big": 2}
     assert data["clusters"]["mc2"]["fits"] is True
     assert data["clusters"]["mc2"]["score"] == 0
     assert data["clusters"]["mc2"]["gangs"][0]["nodes"] == {"h-1": 1, "h-2": 1}
@@ -218,12 +224,13 @@ def test_place_ranks_the_clusters_that_fit_and_gives_the_first_reason(
     )
     assert any("DRA" in item for item in data["notModelled"])
 
-    table = wmap(kubeconfig, tmp_path, "place", "-f", str(two), "--context", "mc1", "--context", "mc2")
+    table = wmap(kubeconfig, tmp_path, "place", "-f", str(two), *contexts)
     assert table.code == 0, table.stderr
     lines = table.stdout.splitlines()
     assert lines[0].split() == ["CLUSTER", "FITS", "SCORE", "NODES", "REASON"]
     assert lines[1].split() == ["mc2", "yes", "0", "2"]
-    assert lines[2].split()[:4] == ["mc1", "no", "-", "-"]
+    assert lines[2].split() == ["mc3", "yes", "1", "1"]
+    assert lines[3].split()[:4] == ["mc1", "no", "-", "-"]
     assert lines[-1].startswith("Not modelled: quotas")
 
 
@@ -275,9 +282,9 @@ def test_place_a_workload_read_from_a_cluster(
     )
     assert result.code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["ranked"] == ["mc2"]
+    assert data["ranked"] == ["mc2", "mc3"]
     assert data["clusters"]["mc1"]["fits"] is False
-    assert set(data["clusters"]) == {"mc1", "mc2", "mc1-restricted", "gone"}
+    assert set(data["clusters"]) == {"mc1", "mc2", "mc3", "mc1-restricted", "gone"}
     assert "error" in data["clusters"]["gone"]
 
 
@@ -321,7 +328,7 @@ def test_get_all_contexts_json_is_keyed_by_cluster(shared_namespace: str, kubeco
     result = wmap(kubeconfig, tmp_path, "get", "deployments", "-n", shared_namespace, "--all-contexts", "-o", "json")
     assert result.code == 0, result.stderr
     clusters = json.loads(result.stdout)["clusters"]
-    assert list(clusters) == ["mc1", "mc2", "mc1-restricted", "gone"]  # the kubeconfig's order
+    assert list(clusters) == ["mc1", "mc2", "mc3", "mc1-restricted", "gone"]  # the kubeconfig's order
     assert [item["name"] for item in clusters["mc1"]["items"]] == ["web-mc1"]
     assert [item["name"] for item in clusters["mc2"]["items"]] == ["web-mc2"]
     assert clusters["mc2"]["count"] == 1
