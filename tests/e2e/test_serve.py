@@ -401,3 +401,59 @@ def test_a_crd_installed_while_serving_is_watched(
         with api_server.client() as kube:
             kube.delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/jobs.batch.volcano.sh")
     assert server.stop() == 0
+
+
+def test_user_tokens_show_each_user_what_they_may_list(
+    api_server: ApiServer, make_namespace: Callable[..., str], serve: Callable[..., Server]
+) -> None:
+    mine, other = make_namespace(), make_namespace()
+    install_fixture(api_server, "kubeflow-org-pytorchjob-v1", mine)
+    install_fixture(api_server, "kubeflow-org-pytorchjob-v1", other)
+    grant(api_server, mine, read_rules(("kubeflow.org", "pytorchjobs"), verbs=("get", "list")))
+    server = serve("--user-tokens").started()  # the server reads everything as the admin
+    server.ready()
+    restricted = api_server._restricted["token"] if api_server._restricted else pytest.skip("no restricted token")
+    admin = api_server._admin["token"]
+
+    def get(path: str, token: str | None = None, **headers: str) -> httpx.Response:
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        return httpx.get(server.url + path, headers=headers, timeout=30)
+
+    def names(answer: httpx.Response) -> list[tuple[str, str]]:
+        assert answer.status_code == 200, answer.text
+        return [
+            (item["namespace"], item["kind"]) for item in answer.json()["items"] if item["namespace"] in (mine, other)
+        ]
+
+    assert names(get("/api/v1/workloads", restricted)) == [(mine, "PyTorchJob")]
+    assert sorted(names(get("/api/v1/workloads", admin))) == sorted([(mine, "PyTorchJob"), (other, "PyTorchJob")])
+    assert names(get("/api/v1/workloads", **{"X-Forwarded-Access-Token": restricted})) == [(mine, "PyTorchJob")]
+    seen = get("/api/v1/workloads", restricted).json()["namespaces"]  # other tests' namespaces may grant it too
+    assert mine in seen and other not in seen
+    assert get(f"/api/v1/workloads/{other}/PyTorchJob/bert-finetune", restricted).status_code == 404
+    assert get(f"/api/v1/workloads/{mine}/PyTorchJob/bert-finetune", restricted).status_code == 200
+
+    missing = get("/api/v1/workloads")
+    assert missing.status_code == 401 and missing.json()["message"].startswith("a bearer token is required")
+    wrong = get("/api/v1/workloads", "not-a-token")
+    assert wrong.status_code == 401 and wrong.json()["message"] == "the API server does not accept this token"
+    assert get("/api/v1/events").status_code == 401
+    assert get("/healthz").status_code == 200 and get("/").status_code == 200
+
+    # /metrics: a token that may GET it (the admin), not the restricted user
+    assert get("/metrics", admin).status_code == 200
+    refused = get("/metrics", restricted)
+    assert refused.status_code == 403 and 'user "wmap-restricted" may not get /metrics' in refused.json()["message"]
+
+    # the session cookie: set once from the token, HttpOnly, then enough by itself
+    with httpx.Client(base_url=server.url, timeout=30) as browser:
+        assert browser.post("/api/v1/session", json={"token": "nope"}).status_code == 401
+        login = browser.post("/api/v1/session", json={"token": restricted})
+        assert login.status_code == 200 and login.json()["user"] == "wmap-restricted"
+        cookie = login.headers["set-cookie"]
+        assert "wmap_token=" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        assert names(browser.get("/api/v1/workloads")) == [(mine, "PyTorchJob")]
+        assert browser.delete("/api/v1/session").status_code == 200
+        assert browser.get("/api/v1/workloads").status_code == 401
+    assert server.stop() == 0

@@ -165,3 +165,37 @@ def test_a_restricted_user_sees_only_their_namespace(
     )
     assert refused and refused[0].startswith("refused: not allowed to list jobsets.jobset.x-k8s.io")
     assert server.stop() == 0
+
+
+def test_signing_in_with_a_token_shows_what_it_may_list(
+    api_server: ApiServer,
+    make_namespace: Callable[..., str],
+    serve: Callable[..., Server],
+    browser: Browser,
+) -> None:
+    mine, other = make_namespace(), make_namespace()
+    install_fixture(api_server, PYTORCHJOB, mine)
+    install_fixture(api_server, PYTORCHJOB, other)
+    grant(api_server, mine, read_rules(("kubeflow.org", "pytorchjobs"), verbs=("get", "list")))
+    server = serve("--user-tokens").started()
+    server.ready()
+    token = api_server._restricted["token"] if api_server._restricted else pytest.skip("no restricted token")
+    browser.open(server.url + "/")
+    browser.wait_for("document.getElementById('session') !== null")
+    browser.evaluate(
+        f"(() => {{ document.getElementById('token').value = {json.dumps('wrong')};"
+        " document.getElementById('sign-in').click(); })()"
+    )
+    assert browser.wait_for("document.getElementById('sign-in-error').textContent") == (
+        "the API server does not accept this token"
+    )
+    browser.evaluate(
+        f"(() => {{ document.getElementById('token').value = {json.dumps(token)};"
+        " document.getElementById('sign-in').click(); })()"
+    )
+    browser.wait_for("document.querySelectorAll('tr.workload').length > 0")
+    keys = [row["key"] for row in rows(browser)]
+    assert f"{mine}/PyTorchJob/bert-finetune" in keys
+    assert not [key for key in keys if key.startswith(f"{other}/")]
+    assert browser.evaluate("document.cookie") == ""  # HttpOnly: the page's script cannot read the token
+    assert server.stop() == 0

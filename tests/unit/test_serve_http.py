@@ -24,7 +24,7 @@ async def started(store: Store, changed: asyncio.Event) -> tuple[web.AppRunner, 
         await changed.wait()
         changed.clear()
 
-    app = make_app(store, builtin_registry(), WorkloadCollector(store), changes)
+    app = make_app(store, builtin_registry(), WorkloadCollector(store), changes=changes)
     runner = web.AppRunner(app, shutdown_timeout=0.5)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

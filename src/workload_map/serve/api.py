@@ -10,11 +10,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from workload_map.catalog import DefinitionRegistry
 from workload_map.serve.store import Store
+from workload_map.view import WorkloadView
+
+Allowed = Callable[[WorkloadView], bool]
 
 __all__ = ["API_VERSION", "DEFAULT_LIMIT", "MAX_LIMIT", "RequestError", "definitions", "workload", "workloads"]
 
@@ -51,15 +54,18 @@ def _offset(query: Mapping[str, str]) -> int:
     return int(raw)
 
 
-def workloads(store: Store, query: Mapping[str, str]) -> dict[str, Any]:
-    """The workload list (see the module docstring); raises `RequestError` (400) for a bad limit or continue."""
+def workloads(store: Store, query: Mapping[str, str], allowed: Allowed | None = None) -> dict[str, Any]:
+    """The workload list (see the module docstring), of the workloads `allowed` lets through (all without it);
+    raises `RequestError` (400) for a bad limit or continue."""
     limit, offset = _limit(query), _offset(query)
-    selected = list(
-        store.select(
+    selected = [
+        view
+        for view in store.select(
             namespace=query.get("namespace"), kind=query.get("kind"), phase=query.get("phase"), search=query.get("q")
         )
-    )
-    views = store.views.values()
+        if allowed is None or allowed(view)
+    ]
+    views = [view for view in store.views.values() if allowed is None or allowed(view)]
     page = selected[offset : offset + limit]
     following = offset + limit if offset + limit < len(selected) else None
     return {
@@ -75,10 +81,11 @@ def workloads(store: Store, query: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def workload(store: Store, namespace: str, kind: str, name: str) -> dict[str, Any]:
-    """One workload's view; raises `RequestError` (404) when the server does not hold it."""
+def workload(store: Store, namespace: str, kind: str, name: str, allowed: Allowed | None = None) -> dict[str, Any]:
+    """One workload's view; raises `RequestError` (404) when the server does not hold it, or `allowed` hides it
+    (the same answer: a user learns nothing of what they may not list)."""
     view = store.find(namespace, kind, name)
-    if view is None:
+    if view is None or (allowed is not None and not allowed(view)):
         raise RequestError(404, f"no {kind} {name!r} in namespace {namespace!r} among the watched workloads")
     return view.to_dict()
 

@@ -14,6 +14,7 @@ from aiohttp import web
 
 from workload_map.cluster.aio import AsyncApiClient
 from workload_map.cluster.kubeconfig import KubeContext
+from workload_map.serve.access import Access
 from workload_map.serve.engine import Engine, EngineConfig
 from workload_map.serve.errors import ServeError
 from workload_map.serve.http import make_app
@@ -38,6 +39,7 @@ class ServeConfig:
     host: str = "127.0.0.1"
     port: int = 8080
     max_series: int = DEFAULT_MAX_SERIES
+    user_tokens: bool = False  # check each request's token (serve.access) and show what it may list
     log: Callable[[str], None] = _stderr
     request_log: Callable[[str], None] | None = None
 
@@ -63,7 +65,10 @@ async def _main(config: ServeConfig) -> None:
         # holds up the watch for long
         return await asyncio.to_thread(collector.render, collector.snapshot())
 
-    app = make_app(store, config.engine.registry, collector, changes, render_metrics)
+    access = Access(client) if config.user_tokens else None
+    app = make_app(
+        store, config.engine.registry, collector, changes=changes, render_metrics=render_metrics, access=access
+    )
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
     await runner.setup()
     try:

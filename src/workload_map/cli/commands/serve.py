@@ -82,6 +82,14 @@ Examples:
     metavar="SECONDS",
     help="How often to LIST a type RBAC lets us list but not watch.",
 )
+@click.option(
+    "--user-tokens",
+    is_flag=True,
+    help=(
+        "Check each request's bearer token with the API server (TokenReview) and show only what it may list "
+        "(SubjectAccessReview, cached 60 s); /metrics needs a token that may GET it."
+    ),
+)
 @chunk_size_option
 @definitions_option
 @cache_dir_option
@@ -89,6 +97,7 @@ Examples:
 def serve(
     *,
     bind: str,
+    user_tokens: bool,
     max_series: int,
     poll_interval: float,
     chunk_size: int,
@@ -127,6 +136,7 @@ def serve(
             host=host,
             port=port,
             max_series=max_series,
+            user_tokens=user_tokens,
             request_log=debug_log if state().debug else None,
         )
         try:

@@ -26,8 +26,36 @@ function el(tag, attrs, ...children) {
 async function getJSON(path) {
   const response = await fetch(path, { headers: { Accept: "application/json" } });
   const body = await response.json();
-  if (!response.ok) throw new Error(body.message || response.statusText);
+  if (!response.ok) {
+    const error = new Error(body.message || response.statusText);
+    error.status = response.status;
+    throw error;
+  }
   return body;
+}
+
+// --- signing in (wmap serve --user-tokens): the token goes once to the server, which keeps it in an HttpOnly cookie
+
+function signIn(message) {
+  const input = el("input", { id: "token", type: "password", autocomplete: "off", placeholder: "bearer token", size: "60" });
+  const button = el("button", { type: "submit", id: "sign-in", text: "sign in" });
+  const status = el("p", { class: "reason", id: "sign-in-error" });
+  const form = el("form", { id: "session" }, input, " ", button, status);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const response = await fetch("/api/v1/session", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ token: input.value.trim() }),
+    });
+    if (response.ok) {
+      location.reload();
+    } else {
+      status.textContent = (await response.json()).message;
+    }
+  });
+  show(el("h1", { text: "Sign in" }),
+    el("p", { class: "muted", text: `${message}. This server shows what your Kubernetes token may list.` }), form);
 }
 
 function show(...nodes) {
@@ -223,7 +251,8 @@ async function render() {
     else await workloadsPage();
     document.body.dataset.rendered = String(Number(document.body.dataset.rendered || 0) + 1);
   } catch (error) {
-    show(el("p", { class: "reason", id: "error", text: String(error.message || error) }));
+    if (error.status === 401) signIn(error.message);
+    else show(el("p", { class: "reason", id: "error", text: String(error.message || error) }));
   }
 }
 
