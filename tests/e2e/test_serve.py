@@ -38,6 +38,8 @@ from .test_live_support import (
     make_wmap,
     patch_status,
     read_rules,
+    summary,
+    wmap_requests,
 )
 
 pytestmark = pytest.mark.e2e
@@ -426,7 +428,13 @@ def test_user_tokens_show_each_user_what_they_may_list(
             (item["namespace"], item["kind"]) for item in answer.json()["items"] if item["namespace"] in (mine, other)
         ]
 
+    mark = api_server.audit_mark()
     assert names(get("/api/v1/workloads", restricted)) == [(mine, "PyTorchJob")]
+    reviews = [r for r in summary(wmap_requests(api_server, mark)) if r[1].endswith("reviews")]
+    assert ("create", "tokenreviews") in reviews and ("create", "subjectaccessreviews") in reviews
+    assert names(get("/api/v1/workloads", restricted)) == [(mine, "PyTorchJob")]  # answered from the cache
+    again = [r for r in summary(wmap_requests(api_server, mark)) if r[1].endswith("reviews")]
+    assert again == reviews
     assert sorted(names(get("/api/v1/workloads", admin))) == sorted([(mine, "PyTorchJob"), (other, "PyTorchJob")])
     assert names(get("/api/v1/workloads", **{"X-Forwarded-Access-Token": restricted})) == [(mine, "PyTorchJob")]
     seen = get("/api/v1/workloads", restricted).json()["namespaces"]  # other tests' namespaces may grant it too
