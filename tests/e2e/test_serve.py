@@ -208,7 +208,7 @@ def test_metrics_and_api_of_a_jobset_and_a_pytorchjob(
         )
         assert sum(s.value for s in values(samples, "wmap_workload_pods_ready", **ident)) == view["replicas"]["ready"]
         joined = {
-            (s.labels["pod"], s.labels["component"], s.labels["instance"])
+            (s.labels["pod"], s.labels["component"], s.labels["workload_instance"])
             for s in values(samples, "wmap_pod_workload", namespace=namespace, workload_kind=kind, workload_name=name)
         }
         assert joined and joined == tree_pods(view)

@@ -138,7 +138,7 @@ def test_pod_join_names_every_attributed_pod_with_its_component() -> None:
     view, _ = fixture_view("jobset-x-k8s-io-jobset-v1alpha2")
     samples = scrape(store_of(view))
     joined = {
-        (dict(k)["pod"], dict(k)["component"], dict(k)["instance"])
+        (dict(k)["pod"], dict(k)["component"], dict(k)["workload_instance"])
         for k in values(samples, "wmap_pod_workload", workload_kind="JobSet", workload_name=view.name)
     }
     expected = {(pod.name, node.component, node.instance or "") for _, node in view.walk() for pod in node.pods}

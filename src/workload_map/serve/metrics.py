@@ -103,7 +103,7 @@ class _Families:
         self.pod = GaugeMetricFamily(
             "wmap_pod_workload",
             "1 per attributed pod: joins per-pod series (DCGM-exporter's) to the workload.",
-            labels=["namespace", "pod", "workload_kind", "workload_name", "component", "instance"],
+            labels=["namespace", "pod", "workload_kind", "workload_name", "component", "workload_instance"],
         )
 
     def all(self) -> list[GaugeMetricFamily | InfoMetricFamily]:
