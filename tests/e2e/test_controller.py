@@ -924,3 +924,50 @@ def test_the_containerfile_entry_point_runs_the_controller(api_server: ApiServer
         eventually(lambda: _ready(controller), "/readyz from the entry point", [controller])
     finally:
         assert controller.stop() == 0
+
+
+def test_the_chart_renders_objects_the_api_server_accepts(api_server: ApiServer) -> None:
+    """`helm template` of charts/workload-map, every object applied as a dry run (cert-manager's kinds left out:
+    the test server has no cert-manager)."""
+    import yaml
+
+    from tests.unit.test_controller_chart import CHART, _helm
+
+    helm = _helm()
+    if helm is None:
+        pytest.skip("no helm (scripts/helm.sh builds it)")
+    rendered = subprocess.run(
+        [helm, "template", "wmap", str(CHART), "--namespace", "workload-map-system"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    api_server.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "workload-map-system"}})
+    applied = []
+    with api_server.client() as c:
+        for doc in (d for d in yaml.safe_load_all(rendered) if d):
+            if doc["apiVersion"].startswith("cert-manager.io/"):
+                continue
+            namespace = doc["metadata"].get("namespace")
+            path = api_server.resource_path(c, doc["apiVersion"], doc["kind"], namespace)
+            expect(
+                c.patch(
+                    f"{path}/{doc['metadata']['name']}",
+                    params={"fieldManager": "wmap-e2e-chart", "force": "true", "dryRun": "All"},
+                    content=json.dumps(doc),
+                    headers={"Content-Type": "application/apply-patch+yaml"},
+                )
+            )
+            applied.append(doc["kind"])
+    assert sorted(applied) == [
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "Deployment",
+        "MutatingWebhookConfiguration",
+        "PodDisruptionBudget",
+        "Service",
+        "ServiceAccount",
+        "ValidatingWebhookConfiguration",
+    ]

@@ -1,0 +1,101 @@
+"""The Helm chart (charts/workload-map, issue 22): its copies of the Karta CRD and of the ClusterRole's rules are
+the project's, and, when a helm binary is at hand (scripts/helm.sh builds the pinned one from the Go module proxy
+into ~/.cache/workload-map), it lints and renders with the objects docs/controller.md names."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+CHART = REPO / "charts" / "workload-map"
+MANIFESTS = REPO / "deploy" / "controller" / "workload-map-controller.yaml"
+HELM_VERSION = "v3.17.3"
+
+
+def _helm() -> str | None:
+    cached = Path.home() / ".cache" / "workload-map" / f"helm-{HELM_VERSION}" / "helm"
+    return str(cached) if cached.is_file() else shutil.which("helm")
+
+
+def _manifest_role() -> dict[str, Any]:
+    (role,) = [d for d in yaml.safe_load_all(MANIFESTS.read_text()) if d and d["kind"] == "ClusterRole"]
+    return role
+
+
+def test_the_chart_carries_the_projects_crd() -> None:
+    assert (CHART / "files" / "kartas.run.ai.yaml").read_text() == (
+        REPO / "deploy" / "crds" / "kartas.run.ai.yaml"
+    ).read_text()
+
+
+def test_the_chart_carries_the_manifests_rules() -> None:
+    assert yaml.safe_load((CHART / "files" / "clusterrole-rules.yaml").read_text()) == _manifest_role()["rules"]
+
+
+def _render(*values: str) -> list[dict[str, Any]]:
+    helm = _helm()
+    if helm is None:
+        pytest.skip(f"no helm (scripts/helm.sh builds helm {HELM_VERSION})")
+    args = [helm, "template", "wmap", str(CHART), "--namespace", "workload-map-system"]
+    for value in values:
+        args += ["--set", value]
+    done = subprocess.run(args, capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return [d for d in yaml.safe_load_all(done.stdout) if d]
+
+
+def test_the_chart_lints() -> None:
+    helm = _helm()
+    if helm is None:
+        pytest.skip(f"no helm (scripts/helm.sh builds helm {HELM_VERSION})")
+    done = subprocess.run([helm, "lint", str(CHART)], capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_chart_renders_the_controller() -> None:
+    objects = _render()
+    kinds = sorted((o["kind"], o["metadata"]["name"]) for o in objects)
+    assert kinds == [
+        ("Certificate", "workload-map-controller"),
+        ("ClusterRole", "workload-map-controller"),
+        ("ClusterRoleBinding", "workload-map-controller"),
+        ("CustomResourceDefinition", "kartas.run.ai"),
+        ("Deployment", "workload-map-controller"),
+        ("Issuer", "workload-map-controller-selfsigned"),
+        ("MutatingWebhookConfiguration", "workload-map-controller"),
+        ("PodDisruptionBudget", "workload-map-controller"),
+        ("Service", "workload-map-controller"),
+        ("ServiceAccount", "workload-map-controller"),
+        ("ValidatingWebhookConfiguration", "workload-map-controller"),
+    ]
+    by_kind = {o["kind"]: o for o in objects}
+    assert by_kind["ClusterRole"]["rules"] == _manifest_role()["rules"]
+    assert by_kind["CustomResourceDefinition"]["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
+    (container,) = by_kind["Deployment"]["spec"]["template"]["spec"]["containers"]
+    assert "--scheduler=kai" in container["args"] and "--webhook-cert-mode=manual" in container["args"]
+    pods = by_kind["MutatingWebhookConfiguration"]["webhooks"][1]
+    assert pods["name"] == "pods.mutate.workloadmap.io" and pods["failurePolicy"] == "Ignore"
+    assert pods["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system", "workload-map-system"]
+    assert pods["clientConfig"]["service"] == {
+        "name": "workload-map-controller",
+        "namespace": "workload-map-system",
+        "path": "/mutate-pod",
+        "port": 443,
+    }
+
+
+def test_the_chart_values_reach_the_flags() -> None:
+    objects = _render(
+        "scheduler=volcano", "namespaces={ml,research}", "webhook.enabled=false", "karta.installCRD=false"
+    )
+    kinds = {o["kind"] for o in objects}
+    assert "CustomResourceDefinition" not in kinds and "MutatingWebhookConfiguration" not in kinds
+    (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--scheduler=volcano" in args and "--namespaces=ml,research" in args and "--enable-webhook=false" in args
