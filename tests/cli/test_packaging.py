@@ -48,4 +48,5 @@ def test_console_scripts_are_declared() -> None:
         "wmap": "workload_map.cli.main:main",
         "kubectl-wmap": "workload_map.cli.main:main",
         "kubectl_complete-wmap": "workload_map.cli.main:kubectl_complete",
+        "workload-map-controller": "workload_map.controller.main:console_main",  # docs/controller.md
     }
