@@ -3,8 +3,9 @@
 Rows (each against `json.loads` of the same workloads' JSON text, measured in the same run):
 
 * `wmap get` rows (`get.make_rows`: status only) and `-o wide` rows (status and totals: the view of each workload)
-  for 100 and for 10,000 distinct ~20 KB JobSets, time per workload; the workloads are made in batches of 100
-  outside the timed part, so the 10,000 never sit in memory at once;
+  for 100 and for 10,000 distinct ~20 KB JobSets, time per workload (the median over batches of 100, each timed
+  next to its own baseline; 100: the median of 5 such runs); the workloads are made batch by batch outside the
+  timed part, so the 10,000 never sit in memory at once;
 * the per-workload time at 10,000 over that at 100 (target <= 1.2: flat);
 * memory: the allocations made while the wide rows of 1,000 workloads are built (tracemalloc, which slows the run:
   not timed), peak and still held by the rows, per workload, against the size of one decoded workload.
@@ -38,9 +39,12 @@ def _batches(count: int, start: int) -> Iterator[list[dict[str, Any]]]:
 
 
 def _per_workload(count: int, start: int, *, wide: bool) -> tuple[float, float]:
-    """Seconds per workload for make_rows and for json.loads of the same objects' text, batch by batch."""
+    """Seconds per workload for make_rows and for json.loads of the same objects' text: the medians over the
+    batches of 100 (each batch timed right after its own baseline, so a load spike on this shared machine moves
+    one batch, not the figure)."""
     registry = builtin_registry()
-    resolve_s = loads_s = 0.0
+    resolve_s: list[float] = []
+    loads_s: list[float] = []
     for batch in _batches(count, start):
         definition = registry.for_object(batch[0])
         assert definition is not None
@@ -49,12 +53,12 @@ def _per_workload(count: int, start: int, *, wide: bool) -> tuple[float, float]:
         began = time.perf_counter()
         for text in texts:
             json.loads(text)
-        loads_s += time.perf_counter() - began
+        loads_s.append((time.perf_counter() - began) / len(batch))
         began = time.perf_counter()
         rows, warnings = make_rows(batch, definition, "JobSet", wide=wide)
-        resolve_s += time.perf_counter() - began
+        resolve_s.append((time.perf_counter() - began) / len(batch))
         assert len(rows) == len(batch) and not warnings, warnings
-    return resolve_s / count, loads_s / count
+    return statistics.median(resolve_s), statistics.median(loads_s)
 
 
 def _size_of(value: Any) -> int:
@@ -76,7 +80,7 @@ def rows() -> list[dict[str, Any]]:
     large = int(os.environ.get("WMAP_BENCH_SCALE", "10000"))
     out: list[dict[str, Any]] = []
     for wide, label in ((False, "get (status)"), (True, "get -o wide (status and totals)")):
-        small = [_per_workload(BATCH, 1_000_000 + 1000 * r, wide=wide) for r in range(3)]
+        small = [_per_workload(BATCH, 1_000_000 + 1000 * r, wide=wide) for r in range(5)]
         small_s = statistics.median(s for s, _ in small)
         small_base = statistics.median(b for _, b in small)
         big_s, big_base = _per_workload(large, 2_000_000, wide=wide)
