@@ -314,12 +314,13 @@ def mixed(api_server: ApiServer, make_namespace: Any) -> str:
         namespace=namespace,
     )
     create_pod(api_server, namespace, "debug-shell", labels={"team": "web"})
+    # An owner kind no definition covers (ReplicaSets are covered since the catalog has a ReplicaSet definition).
     gone = {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "metadata": {"name": "old-rs", "uid": "0e1d2c3b-0000-4000-8000-00000000beef"},
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {"name": "old-rc", "uid": "0e1d2c3b-0000-4000-8000-00000000beef"},
     }
-    create_pod(api_server, namespace, "old-rs-q", owner=gone)
+    create_pod(api_server, namespace, "old-rc-q", owner=gone)
     return namespace
 
 
@@ -335,13 +336,13 @@ def test_all_types_shows_only_top_level_workloads(api_server: ApiServer, wmap: W
         ("train", "JobSet"),
         ("nightly", "CronJob"),
         ("debug-shell", "Pod"),
-        ("old-rs-q", "Pod"),  # its owner is gone: nothing covers it any more
+        ("old-rc-q", "Pod"),  # its owner is gone: nothing covers it any more
     }
     assert result.stderr == ""
     calls = summary(wmap_requests(api_server, mark))
     lists = [c for c in calls if c[0] == "list"]
     assert len(lists) == len(set(lists)), "one LIST per type"
-    assert ("list", "replicasets") in lists  # the one uncovered owner kind, read once
+    assert ("list", "replicationcontrollers") in lists  # the one uncovered owner kind, read once
     assert not [c for c in calls if c[0] == "get" and c[1] not in ("/api", "/apis")], calls
 
 

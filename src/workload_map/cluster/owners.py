@@ -9,7 +9,7 @@ each list (or the error that prevented it) for the rest of the run. On top of it
   `workload_map.pods` / `workload_map.view`.
 * `top_level(objects, covered, loader)`: `get --all-types`' rule (kli-cli §3.3): an object is a row unless its
   controller chain reaches an object of a covered type. A covered controller is recognised from the reference
-  alone; only uncovered owners (a ReplicaSet) are read to climb further.
+  alone; only uncovered owners (a ReplicationController) are read to climb further.
 """
 
 from __future__ import annotations

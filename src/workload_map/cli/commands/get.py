@@ -4,7 +4,7 @@ One LIST per type (per page of `--chunk-size`), never a read per object; a named
 is resolved through its definition (spec and status only: `get` never reads pods). `--all-types` lists every type
 a definition covers and the cluster serves, and keeps only top-level workloads (kli-cli §3.3): an object whose
 controller chain reaches another covered type (a Job of a JobSet, a Pod of a ReplicaSet of a Deployment) is left
-out; an uncovered owner (a ReplicaSet) is read with one metadata LIST per owner kind.
+out; an uncovered owner (a ReplicationController) is read with one metadata LIST per owner kind.
 
 Output (kubectl-like): `NAME [NAMESPACE] [TYPE] PHASE AGE`; `-o wide` adds `PODS GPU COMPONENTS ORIGIN`
 computed from the spec (desired pods, requested GPUs); `-o json|yaml` an envelope `{"items": [...], "count": N}`,
