@@ -182,7 +182,8 @@ def test_completion_scripts_for_each_shell(wmap: Wmap) -> None:
     assert "_WMAP_COMPLETE=bash_complete" in wmap("completion", "bash").stdout
     assert "compdef wmap" in wmap("completion", "zsh").stdout
     assert "_WMAP_COMPLETE=fish_complete" in wmap("completion", "fish").stdout
-    assert wmap("completion", "powershell").code == 2
+    assert "Register-ArgumentCompleter -Native -CommandName wmap" in wmap("completion", "powershell").stdout
+    assert wmap("completion", "tcsh").code == 2
 
 
 def test_the_bash_script_calls_back_into_wmap(wmap: Wmap) -> None:
