@@ -266,7 +266,13 @@ def top_level_op(
     kept: list[dict[str, Any]] = []
     warnings: list[str] = []
     hidden = 0
-    for kind, obj in objects:
+    listed = list(objects)
+    # The covered objects listed here, by (group, kind): an owner of such a kind that is not among them is gone
+    # (a Pod whose ReplicaSet was deleted), so what it owned is a top-level workload now, not hidden.
+    listed_uids: dict[tuple[str, str], set[str]] = {}
+    for _, obj in listed:
+        listed_uids.setdefault(reference_kind(obj), set()).add(uid_of(obj))
+    for kind, obj in listed:
         reference = controller_of(obj)
         namespace = namespace_of(obj)
         verdict = "top"
@@ -275,7 +281,9 @@ def top_level_op(
                 break
             group_kind = reference_kind(reference)
             if group_kind in covered:
-                verdict = "hidden"
+                uids = listed_uids.get(group_kind)
+                if uids is None or reference.get("uid") in uids:
+                    verdict = "hidden"
                 break
             ((owner, listing),) = yield Owners(((namespace, reference),))
             if listing.error is not None:
