@@ -352,7 +352,7 @@ def _format_int(value: int) -> str:
     try:
         return _format_float(float(value))  # upstream holds every number as a float64
     except OverflowError:  # beyond a double: gojq's float64 is infinite, printed as the largest double
-        return _format_float(math.copysign(math.inf, value))
+        return _format_float(math.inf if value > 0 else -math.inf)  # copysign would convert value too
 
 
 def _format_float(value: float) -> str:
