@@ -21,6 +21,7 @@ import msgspec
 
 from workload_map.cluster.aio import AsyncApiClient
 from workload_map.cluster.errors import ClusterError
+from workload_map.errors import WorkloadMapError
 from workload_map.serve.store import WatchedType
 from workload_map.view import WorkloadView
 
@@ -138,7 +139,7 @@ class Access:
         return answer if isinstance(answer, dict) else {}
 
 
-class AccessUnavailable(Exception):  # noqa: N818 (reads as the condition it reports)
+class AccessUnavailable(WorkloadMapError):  # noqa: N818 (reads as the condition it reports)
     """The API server could not answer a review (the server's credentials may not create them, or it is down)."""
 
     def __init__(self, message: str) -> None:

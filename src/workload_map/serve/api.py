@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from workload_map.catalog import DefinitionRegistry
+from workload_map.errors import WorkloadMapError
 from workload_map.serve.store import Store
 from workload_map.view import WorkloadView
 
@@ -26,7 +27,7 @@ DEFAULT_LIMIT: Final = 500
 MAX_LIMIT: Final = 5000
 
 
-class RequestError(Exception):
+class RequestError(WorkloadMapError):
     """A request the API answers with an error status: `status`, and a one-line `message`."""
 
     def __init__(self, status: int, message: str) -> None:
