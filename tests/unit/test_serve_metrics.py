@@ -8,6 +8,7 @@ pod join from the tree. The cap is checked by counting what a small `max_series`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from fractions import Fraction
 from pathlib import Path
@@ -26,7 +27,7 @@ from workload_map.resources import parse_quantity
 from workload_map.serve import api
 from workload_map.serve.metrics import PHASES, WorkloadCollector, render, workload_series
 from workload_map.serve.store import Store
-from workload_map.view import WorkloadView, build_view
+from workload_map.view import Resources, WorkloadView, build_view
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "catalog"
 NAMES = sorted(path.name for path in FIXTURES.iterdir() if path.is_dir())
@@ -238,3 +239,15 @@ def test_a_cached_rendering_is_what_a_fresh_one_says() -> None:
     assert again != first
     assert again == WorkloadCollector(store).render()
     assert b'phase="Failed"} 1.0' in again
+
+
+def test_an_amount_past_a_float_is_inf_not_a_failed_scrape() -> None:
+    """A pod template may ask for 10^400 of something (a CRD's schema need not bound it): the scrape still works."""
+    view, _ = fixture_view("kubeflow-org-pytorchjob-v1")
+    huge = Resources.of({"nvidia.com/gpu": Fraction(10**400), "cpu": Fraction(1)})
+    store = store_of(msgspec.structs.replace(view, resources=huge))
+    samples = scrape(store)
+    ident = {"namespace": view.namespace, "kind": view.kind, "name": view.name}
+    assert one(samples, "wmap_workload_gpus_requested", **ident) == math.inf
+    assert one(samples, "wmap_workload_resource_requests", resource="nvidia.com/gpu", **ident) == math.inf
+    assert one(samples, "wmap_workload_resource_requests", resource="cpu", **ident) == 1

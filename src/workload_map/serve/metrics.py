@@ -13,6 +13,7 @@ Cardinality is bounded: workloads are taken in (namespace, kind, name) order and
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -152,23 +153,32 @@ def workload_series(view: WorkloadView, gpu_names: tuple[str, ...] = ()) -> _Ser
     pods.extend((pod, pod.component or "", "") for pod in view.unclaimed_pods)
     for component in sorted(desired):
         labels = [*ident, component]
-        out.add("desired", labels, float(desired[component]))
-        out.add("current", labels, float(current[component]))
-        out.add("ready", labels, float(ready[component]))
+        out.add("desired", labels, _number(desired[component]))
+        out.add("current", labels, _number(current[component]))
+        out.add("ready", labels, _number(ready[component]))
     for name, amount in sorted(view.resources.requests.items()):
-        out.add("requested", [*ident, name, unit_of(name)], float(amount))
+        out.add("requested", [*ident, name, unit_of(name)], _number(amount))
     held: dict[str, Fraction] = {}
     for pod, _, _ in pods:
         if holds(pod):
             for name, amount in pod.resources.requests.items():
                 held[name] = held.get(name, Fraction(0)) + amount
     for name, amount in sorted(held.items()):
-        out.add("held", [*ident, name, unit_of(name)], float(amount))
-    out.add("gpus", ident, float(view.resources.gpus))
-    out.add("gpus_held", ident, float(_gpus(held, gpu_names)))
+        out.add("held", [*ident, name, unit_of(name)], _number(amount))
+    out.add("gpus", ident, _number(view.resources.gpus))
+    out.add("gpus_held", ident, _number(_gpus(held, gpu_names)))
     for pod, component, instance in pods:
         out.add("pod", [pod.namespace or view.namespace, pod.name, view.kind, view.name, component, instance], 1.0)
     return out
+
+
+def _number(value: Fraction | int) -> float:
+    """A sample's value; an amount past a float's range (a pod template may ask for 10^400 of something) is +Inf,
+    as Prometheus writes it, not a failed scrape."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _gpus(requests: Mapping[str, Fraction], gpu_names: tuple[str, ...]) -> int:
