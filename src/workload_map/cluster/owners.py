@@ -8,8 +8,9 @@ each list (or the error that prevented it) for the rest of the run. On top of it
   through, nothing for a pod that references the workload directly. The result is an `OwnerIndex` for
   `workload_map.pods` / `workload_map.view`.
 * `top_level(objects, covered, loader)`: `get --all-types`' rule (kli-cli §3.3): an object is a row unless its
-  controller chain reaches an object of a covered type. A covered controller is recognised from the reference
-  alone; only uncovered owners (a ReplicationController) are read to climb further.
+  controller chain reaches an object of a covered type. A covered controller is recognised from the reference and
+  the objects listed (one not among them is gone: what it owned is a row); only uncovered owners (a
+  ReplicationController) are read to climb further.
 """
 
 from __future__ import annotations
