@@ -11,6 +11,7 @@ is refused (`UnsatisfiableGang`) with the reason. See docs/gang.md.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,7 +101,6 @@ class _Tree:
         self.replica_selector = self._replica_selector()
         self.listed: list[_Listed] = []
         self.nodes: dict[str, _Node] = {}
-        self._after: dict[str, str | None] = {}
         self._role_cache: dict[tuple[Any, Any], tuple[GangRole, ...]] = {}
 
     # -- evaluation of the annotation's expressions on the workload
@@ -178,8 +178,6 @@ class _Tree:
             self.listed.append(_Listed(component, rule, _topology(sub_group.topology, where)))
         for listed in self.listed:  # once every listed component is known (nesting depends on it)
             self._nodes_of(listed, names)
-        for name, after in self._after.items():
-            self.nodes[name].after = after
         self._nest()
 
     def _label(self, text: str, what: str) -> str:
@@ -234,7 +232,6 @@ class _Tree:
                 listed.by_instance[instance] = name
             listed.nodes.append(name)
             leaves = self._count(replicas[position], f"{here}.replicas")
-            self._after[name] = rule.after
             if leaves is None:
                 if explicit is None and total_min == 0 and rule.min_member is None:
                     raise MissingScaleError(component)
@@ -252,6 +249,7 @@ class _Tree:
                     desired=desired,
                     deferred=reason,
                     topology=listed.topology,
+                    after=rule.after,
                 )
                 continue
             required = self._count(leaves_required[position], f"{here}.minSubGroup")
@@ -269,6 +267,7 @@ class _Tree:
                 desired={},
                 deferred=reason,
                 topology=None,
+                after=rule.after,
             )
             for replica in range(leaves):
                 leaf_min = {role: value // leaves for role, value in minimum.items()}
@@ -566,23 +565,9 @@ class _Tree:
 
 
 def _copy(node: _Node, pods: list[str]) -> _Node:
-    return _Node(
-        name=node.name,
-        component=node.component,
-        instance=node.instance,
-        replica=node.replica,
-        parent=node.parent,
-        min_member=node.min_member,
-        min_sub_group=node.min_sub_group,
-        explicit_min_sub_group=node.explicit_min_sub_group,
-        count=node.count,
-        minimum=dict(node.minimum),
-        desired=dict(node.desired),
-        deferred=node.deferred,
-        topology=node.topology,
-        after=node.after,
-        children=list(node.children),
-        pods=list(pods),
+    """The skeleton's node for one gang: its own counts, children and pods (the skeleton serves every gang)."""
+    return dataclasses.replace(
+        node, minimum=dict(node.minimum), desired=dict(node.desired), children=list(node.children), pods=list(pods)
     )
 
 
