@@ -29,10 +29,13 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from workload_map.cluster.core import DEFAULT_CHUNK_SIZE, JSON, METADATA_LIST, Call, Operation
 from workload_map.cluster.errors import ApiError, ClusterError, Forbidden
+
+if TYPE_CHECKING:
+    from workload_map.cluster.discovery import APIResource
 
 METADATA_WATCH = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 DEFAULT_WATCH_TIMEOUT = 300.0
@@ -73,6 +76,34 @@ class WatchedResource:
     label_selector: str | None = None
     field_selector: str | None = None
     metadata_only: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        resource: APIResource,
+        namespace: str | None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        metadata_only: bool = False,
+    ) -> WatchedResource:
+        """The collection of a discovered resource in `namespace` (None: the cluster's)."""
+        return cls(
+            path=resource.collection_path(namespace),
+            kind=resource.kind,
+            api_version=resource.api_version,
+            resource=resource.qualified,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            metadata_only=metadata_only,
+        )
+
+    @classmethod
+    def pods(cls, namespace: str | None) -> WatchedResource:
+        """The pods of `namespace`, or of every namespace."""
+        path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
+        return cls(path=path, kind="Pod", api_version="v1", resource="pods", namespace=namespace)
 
     @property
     def operation(self) -> Operation:

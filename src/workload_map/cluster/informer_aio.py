@@ -281,13 +281,6 @@ class LiveWatch:
             self.owners.append(
                 self._start(
                     "owners",
-                    WatchedResource(
-                        path=resource.collection_path(namespace),
-                        kind=resource.kind,
-                        api_version=resource.api_version,
-                        resource=resource.qualified,
-                        namespace=namespace,
-                        metadata_only=True,
-                    ),
+                    WatchedResource.of(resource, namespace, metadata_only=True),
                 )
             )

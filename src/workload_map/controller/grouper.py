@@ -116,14 +116,7 @@ class PodGrouper:
             self._start(
                 AsyncInformer(
                     self.client,
-                    WatchedResource(
-                        path=resource.collection_path(namespace),
-                        kind=resource.kind,
-                        api_version=resource.api_version,
-                        resource=resource.qualified,
-                        namespace=namespace,
-                        metadata_only=metadata_only,
-                    ),
+                    WatchedResource.of(resource, namespace, metadata_only=metadata_only),
                     on_change=on_change,
                 )
             )

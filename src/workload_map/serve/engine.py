@@ -132,13 +132,7 @@ class Engine:
             self._targets[(group, kind)] = _Target(
                 watched,
                 found.karta,
-                WatchedResource(
-                    path=resource.collection_path(scope),
-                    kind=kind,
-                    api_version=resource.api_version,
-                    resource=resource.qualified,
-                    namespace=scope,
-                ),
+                WatchedResource.of(resource, scope),
             )
             self._owner_kinds.add((group, kind))
             new.append((group, kind))
@@ -178,13 +172,7 @@ class Engine:
         namespace = self.config.namespace
         self._start(
             "pods",
-            WatchedResource(
-                path=f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods",
-                kind="Pod",
-                api_version="v1",
-                resource="pods",
-                namespace=namespace,
-            ),
+            WatchedResource.pods(namespace),
         )
         try:
             while True:
@@ -319,14 +307,7 @@ class Engine:
             namespace = self.config.namespace if resource.namespaced else None
             self._start(
                 "owners",
-                WatchedResource(
-                    path=resource.collection_path(namespace),
-                    kind=resource.kind,
-                    api_version=resource.api_version,
-                    resource=resource.qualified,
-                    namespace=namespace,
-                    metadata_only=True,
-                ),
+                WatchedResource.of(resource, namespace, metadata_only=True),
             )
 
     # --- views --------------------------------------------------------------------------------------------------

@@ -52,25 +52,13 @@ def workload_resource(
 
     resource = served(rtype)
     scope = namespace if resource.namespaced else None
-    return WatchedResource(
-        path=resource.collection_path(scope),
-        kind=resource.kind,
-        api_version=resource.api_version,
-        resource=resource.qualified,
-        namespace=scope,
-        label_selector=selector,
-        field_selector=f"metadata.name={name}" if name else None,
+    return WatchedResource.of(
+        resource, scope, label_selector=selector, field_selector=f"metadata.name={name}" if name else None
     )
 
 
 def _pods_resource(namespace: str | None) -> WatchedResource:
-    return WatchedResource(
-        path=f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods",
-        kind="Pod",
-        api_version="v1",
-        resource="pods",
-        namespace=namespace,
-    )
+    return WatchedResource.pods(namespace)
 
 
 @contextlib.asynccontextmanager
