@@ -77,30 +77,16 @@ class Access:
         return found
 
     async def may_list(self, user: User, namespace: str, group: str, resource: str) -> bool:
-        key = (user.name, namespace, group, resource)
-        now = self.clock()
-        cached = self._decisions.get(key)
-        if cached is not None and now - cached[0] < self.ttl:
-            return cached[1]
-        review = {
-            "apiVersion": "authorization.k8s.io/v1",
-            "kind": "SubjectAccessReview",
-            "spec": {
-                "user": user.name,
-                "uid": user.uid,
-                "groups": list(user.groups),
-                "extra": {k: list(v) for k, v in user.extra},
-                "resourceAttributes": {"namespace": namespace, "verb": "list", "group": group, "resource": resource},
-            },
-        }
-        answer = await self._post("/apis/authorization.k8s.io/v1/subjectaccessreviews", review)
-        allowed = (answer.get("status") or {}).get("allowed") is True
-        self._decisions[key] = (now, allowed)
-        return allowed
+        attributes = {"namespace": namespace, "verb": "list", "group": group, "resource": resource}
+        return await self._review(user, (user.name, namespace, group, resource), {"resourceAttributes": attributes})
 
     async def may_get_path(self, user: User, path: str) -> bool:
         """May the user GET this non-resource path (what kube-rbac-proxy asks of a /metrics scraper)."""
-        key = (user.name, "", "nonResource", path)
+        attributes = {"path": path, "verb": "get"}
+        return await self._review(user, (user.name, "", "nonResource", path), {"nonResourceAttributes": attributes})
+
+    async def _review(self, user: User, key: tuple[str, str, str, str], attributes: dict[str, Any]) -> bool:
+        """One SubjectAccessReview for the user, its answer cached for `ttl` under `key`."""
         now = self.clock()
         cached = self._decisions.get(key)
         if cached is not None and now - cached[0] < self.ttl:
@@ -113,7 +99,7 @@ class Access:
                 "uid": user.uid,
                 "groups": list(user.groups),
                 "extra": {k: list(v) for k, v in user.extra},
-                "nonResourceAttributes": {"path": path, "verb": "get"},
+                **attributes,
             },
         }
         answer = await self._post("/apis/authorization.k8s.io/v1/subjectaccessreviews", review)
