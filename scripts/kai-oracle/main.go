@@ -31,8 +31,11 @@ import (
 	jobsetplugin "github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/jobset"
 	"github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/knative"
 	"github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/kubeflow"
+	jaxplugin "github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/kubeflow/jax"
 	"github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/kubeflow/mpi"
 	pytorchplugin "github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/kubeflow/pytorch"
+	tensorflowplugin "github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/kubeflow/tensorflow"
+	xgboostplugin "github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/kubeflow/xgboost"
 	lwsplugin "github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/leaderworkerset"
 	"github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/podjob"
 	"github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/ray"
@@ -192,6 +195,9 @@ func newHub(kc client.Client) *hub {
 	t := map[metav1.GroupVersionKind]grouper.Grouper{
 		{Group: "apps", Version: "v1", Kind: "Deployment"}:                          deployment.NewDeploymentGrouper(dg),
 		{Group: "kubeflow.org", Version: "v1", Kind: "PyTorchJob"}:                  pytorchplugin.NewPyTorchGrouper(kd),
+		{Group: "kubeflow.org", Version: "v1", Kind: "TFJob"}:                       tensorflowplugin.NewTensorFlowGrouper(kd),
+		{Group: "kubeflow.org", Version: "v1", Kind: "XGBoostJob"}:                  xgboostplugin.NewXGBoostGrouper(kd),
+		{Group: "kubeflow.org", Version: "v1", Kind: "JAXJob"}:                      jaxplugin.NewJaxGrouper(kd),
 		{Group: "kubeflow.org", Version: "v1", Kind: "MPIJob"}:                      mg,
 		{Group: "kubeflow.org", Version: "v2beta1", Kind: "MPIJob"}:                 mg,
 		{Group: "batch", Version: "v1", Kind: "Job"}:                                job.NewK8sJobGrouper(kc, dg, true),
