@@ -709,6 +709,63 @@ def test_the_pod_webhook_links_pods_at_creation(
         kube.delete(mutating.replace("mutatingwebhookconfigurations", "validatingwebhookconfigurations"))
 
 
+# --- the dashboard (issue 23): the serve layer in the controller process -----------------------------------------
+
+
+def test_the_controller_serves_each_user_what_their_token_may_list(
+    api_server: ApiServer, make_namespace: Any, start_controller: Callable[..., Controller]
+) -> None:
+    """`--dashboard-bind-address`: the JSON API, /metrics and the event stream need a token; a token that may
+    list PyTorchJobs in one namespace sees that namespace's only; the admin sees both; /healthz stays open."""
+    from .test_live_support import grant, install_fixture, read_rules
+
+    mine, other = make_namespace("wmap-ctrl"), make_namespace("wmap-ctrl")
+    install_fixture(api_server, "kubeflow-org-pytorchjob-v1", mine)
+    install_fixture(api_server, "kubeflow-org-pytorchjob-v1", other)
+    grant(api_server, mine, read_rules(("kubeflow.org", "pytorchjobs"), verbs=("get", "list")))
+    restricted = api_server._restricted["token"] if api_server._restricted else pytest.skip("no restricted token")
+    admin = api_server._admin["token"]
+    port = _free_port()
+    controller = start_controller(
+        "--leader-elect=false",
+        "--enable-webhook=false",
+        "--pod-grouper=false",
+        "--karta-operator=false",
+        "--namespaces",
+        f"{mine},{other}",
+        "--dashboard-bind-address",
+        f"127.0.0.1:{port}",
+    )
+
+    def get(path: str, token: str | None = None) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        return httpx.get(f"http://127.0.0.1:{port}{path}", headers=headers, timeout=30)
+
+    def names(token: str) -> list[tuple[str, str]]:
+        answer = get("/api/v1/workloads", token)
+        assert answer.status_code == 200, answer.text
+        items = answer.json()["items"]
+        return sorted((i["namespace"], i["name"]) for i in items if i["namespace"] in (mine, other))
+
+    both = sorted([(mine, "bert-finetune"), (other, "bert-finetune")])
+    eventually(lambda: names(admin) == both, "the admin sees both PyTorchJobs", [controller])
+    assert names(restricted) == [(mine, "bert-finetune")]
+    assert get(f"/api/v1/workloads/{other}/PyTorchJob/bert-finetune", restricted).status_code == 404
+    view = get(f"/api/v1/workloads/{mine}/PyTorchJob/bert-finetune", restricted)
+    assert view.status_code == 200 and view.json()["schemaVersion"] == "workloadmap.io/view/v1"
+    missing = get("/api/v1/workloads")
+    assert missing.status_code == 401 and missing.json()["message"].startswith("a bearer token is required")
+    assert get("/api/v1/workloads", "not-a-token").status_code == 401
+    assert get("/api/v1/events").status_code == 401
+    assert get("/metrics", restricted).status_code == 403
+    scraped = get("/metrics", admin)
+    assert scraped.status_code == 200
+    assert f'namespace="{mine}"' in scraped.text and "wmap_workload_info" in scraped.text
+    assert get("/healthz").status_code == 200 and get("/").status_code == 200
+    assert "dashboard: serving on" in controller.output()
+    assert controller.stop() == 0
+
+
 # --- least privilege ------------------------------------------------------------------------------------------
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "deploy" / "controller" / "workload-map-controller.yaml"

@@ -18,6 +18,7 @@ def test_defaults() -> None:
     options = parse_options([])
     assert options.leader_elect is True and options.dry_run is False and options.scheduler == "kai"
     assert options.namespaces == () and options.health_probe_bind_address == ":8081"
+    assert options.dashboard_bind_address == "0"  # off unless asked for
 
 
 @pytest.mark.parametrize(
@@ -46,6 +47,7 @@ def test_namespaces_are_a_sorted_set() -> None:
         (["--scheduler", "kueue"], "argument --scheduler: invalid choice: 'kueue'"),
         (["--renew-deadline", "20"], "--renew-deadline must be shorter than --lease-duration"),
         (["--retry-period", "0"], "argument --retry-period: expected a positive number of seconds, got '0'"),
+        (["--dashboard-bind-address", "8082"], "--dashboard-bind-address: bind address '8082': expected [HOST]:PORT"),
     ],
 )
 def test_bad_flags_are_one_error_naming_the_flag(flags: list[str], message: str) -> None:

@@ -99,3 +99,20 @@ def test_the_chart_values_reach_the_flags() -> None:
     (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
     args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--scheduler=volcano" in args and "--namespaces=ml,research" in args and "--enable-webhook=false" in args
+
+
+def test_the_dashboard_value_serves_it_with_the_review_rules() -> None:
+    """dashboard.enabled: the flag, a container and Service port, and the two review rules the token checks need
+    (absent by default: least privilege)."""
+    reviews = [
+        {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+        {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
+    ]
+    default = {o["kind"]: o for o in _render()}
+    assert not any(rule in default["ClusterRole"]["rules"] for rule in reviews)
+    objects = {o["kind"]: o for o in _render("dashboard.enabled=true", "dashboard.port=9400")}
+    assert objects["ClusterRole"]["rules"] == _manifest_role()["rules"] + reviews
+    (container,) = objects["Deployment"]["spec"]["template"]["spec"]["containers"]
+    assert "--dashboard-bind-address=:9400" in container["args"]
+    assert {"name": "dashboard", "containerPort": 9400} in container["ports"]
+    assert {"name": "dashboard", "port": 9400, "targetPort": "dashboard"} in objects["Service"]["spec"]["ports"]

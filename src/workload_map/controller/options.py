@@ -11,6 +11,7 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from workload_map.controller.health import parse_bind_address
 from workload_map.errors import WorkloadMapError
 
 __all__ = ["SCHEDULERS", "ControllerOptions", "OptionsError", "parse_options"]
@@ -46,6 +47,7 @@ class ControllerOptions:
     dry_run: bool = False
     metrics_bind_address: str = ":8080"
     health_probe_bind_address: str = ":8081"
+    dashboard_bind_address: str = "0"
     queue: str | None = None
     karta_operator: bool = True
     pod_grouper: bool = True
@@ -115,6 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
     _bool_flag(parser, "--dry-run", False, "log every write instead of sending it")
     parser.add_argument("--metrics-bind-address", default=":8080", metavar="[HOST]:PORT", help="'0' turns it off")
     parser.add_argument("--health-probe-bind-address", default=":8081", metavar="[HOST]:PORT", help="'0' turns it off")
+    parser.add_argument(
+        "--dashboard-bind-address",
+        default="0",
+        metavar="[HOST]:PORT",
+        help="serve the workloads' metrics, JSON API and dashboard, behind each user's token ('0': off, the default)",
+    )
     parser.add_argument("--queue", help="the scheduler queue written on PodGroups (KAI, Volcano)")
     _bool_flag(parser, "--karta-operator", True, "validate Kartas and write their status and labels")
     _bool_flag(parser, "--pod-grouper", True, "keep the scheduler's PodGroups in step with each workload")
@@ -143,6 +151,15 @@ def parse_options(argv: Sequence[str]) -> ControllerOptions:
         raise OptionsError("--webhook-url must be an https:// URL")
     if not 0 < args.webhook_port < 65536:
         raise OptionsError(f"--webhook-port {args.webhook_port}: expected a port number (1-65535)")
+    for flag, address in (
+        ("--metrics-bind-address", args.metrics_bind_address),
+        ("--health-probe-bind-address", args.health_probe_bind_address),
+        ("--dashboard-bind-address", args.dashboard_bind_address),
+    ):
+        try:
+            parse_bind_address(address)
+        except ValueError as exc:
+            raise OptionsError(f"{flag}: {exc}") from None
     if args.impersonate_groups and not args.impersonate:
         raise OptionsError("--as-group needs --as")
     namespaces = tuple(sorted({part.strip() for part in args.namespaces.split(",") if part.strip()}))
@@ -164,6 +181,7 @@ def parse_options(argv: Sequence[str]) -> ControllerOptions:
         dry_run=args.dry_run,
         metrics_bind_address=args.metrics_bind_address,
         health_probe_bind_address=args.health_probe_bind_address,
+        dashboard_bind_address=args.dashboard_bind_address,
         queue=args.queue,
         karta_operator=args.karta_operator,
         pod_grouper=args.pod_grouper,

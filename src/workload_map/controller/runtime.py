@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from workload_map.cluster.aio import AsyncApiClient
 from workload_map.cluster.kubeconfig import ConnectionSettings, load_context
 from workload_map.controller.certs import ensure_certificates, read_certificates
+from workload_map.controller.dashboard import run_dashboard, start_dashboard
 from workload_map.controller.grouper import PodGrouper
 from workload_map.controller.health import Metrics, Probes, parse_bind_address, serve
 from workload_map.controller.karta_operator import KartaOperator
@@ -76,9 +77,12 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
             log.info("metrics on %s", options.metrics_bind_address)
         if options.enable_webhook:
             servers.append(await _start_webhooks(client, options, metrics))
+        dashboard = await start_dashboard(client, options)
         writer = Writer(client, metrics, dry_run=options.dry_run, component=COMPONENT)
         elector: LeaderElector | None = None
         tasks: list[asyncio.Task[None]] = []
+        # every replica serves the dashboard (read-only); it ends with the process, not with leadership
+        serving = asyncio.create_task(run_dashboard(dashboard, stop)) if dashboard is not None else None
         if options.leader_elect:
             elector = LeaderElector(
                 client,
@@ -116,6 +120,9 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            if serving is not None:
+                serving.cancel()
+                await asyncio.gather(serving, return_exceptions=True)
             if elector is not None:
                 await elector.release()
             metrics.leader = False

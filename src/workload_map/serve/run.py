@@ -21,7 +21,7 @@ from workload_map.serve.http import make_app
 from workload_map.serve.metrics import DEFAULT_MAX_SERIES, WorkloadCollector
 from workload_map.serve.store import Store
 
-__all__ = ["ServeConfig", "serve"]
+__all__ = ["ServeConfig", "Server", "serve"]
 
 KEEP_ALIVE = 15.0  # seconds between two writes on an idle event stream (proxies close silent connections)
 
@@ -50,52 +50,98 @@ def serve(config: ServeConfig) -> None:
 
 
 async def _main(config: ServeConfig) -> None:
-    store = Store()
     client = AsyncApiClient(config.context, log=config.request_log)
-    engine = Engine(client, config.engine, store=store, log=config.log)
-    collector = WorkloadCollector(store, max_series=config.max_series, gpu_names=config.engine.gpu_names)
-
-    async def changes() -> None:
-        # the engine replaces its event after setting it: wait on the one in force now
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(engine.changed.wait(), KEEP_ALIVE)
-
-    async def render_metrics() -> bytes:
-        # the snapshot on the loop (where the store is written), the formatting in a thread: a scrape never
-        # holds up the watch for long
-        return await asyncio.to_thread(collector.render, collector.snapshot())
-
-    access = Access(client) if config.user_tokens else None
-    app = make_app(
-        store, config.engine.registry, collector, changes=changes, render_metrics=render_metrics, access=access
-    )
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
-    await runner.setup()
     try:
-        site = web.TCPSite(runner, config.host, config.port)
+        server = Server(
+            client,
+            config.engine,
+            host=config.host,
+            port=config.port,
+            max_series=config.max_series,
+            user_tokens=config.user_tokens,
+            log=config.log,
+        )
+        await server.start()
+        try:
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.add_signal_handler(signum, stop.set)
+            await server.run(stop)
+        finally:
+            await server.close()
+    finally:
+        await client.aclose()
+
+
+class Server:
+    """The engine and the HTTP server over one client, on the running loop: `wmap serve` runs one, and so does
+    `workload-map-controller --dashboard-bind-address` (with `user_tokens`, over the controller's client).
+    `start()` listens (a port in use is `ServeError`), `run(stop)` watches until `stop` is set (or raises the
+    engine's `ServeError`), `close()` stops listening."""
+
+    def __init__(
+        self,
+        client: AsyncApiClient,
+        engine: EngineConfig,
+        *,
+        host: str,
+        port: int,
+        max_series: int = DEFAULT_MAX_SERIES,
+        user_tokens: bool = False,
+        log: Callable[[str], None] = _stderr,
+    ) -> None:
+        self.host, self.port, self.log = host, port, log
+        self.store = Store()
+        self.engine = Engine(client, engine, store=self.store, log=log)
+        collector = WorkloadCollector(self.store, max_series=max_series, gpu_names=engine.gpu_names)
+        self.access = Access(client) if user_tokens else None
+
+        async def changes() -> None:
+            # the engine replaces its event after setting it: wait on the one in force now
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.engine.changed.wait(), KEEP_ALIVE)
+
+        async def render_metrics() -> bytes:
+            # the snapshot on the loop (where the store is written), the formatting in a thread: a scrape never
+            # holds up the watch for long
+            return await asyncio.to_thread(collector.render, collector.snapshot())
+
+        app = make_app(
+            self.store, engine.registry, collector, changes=changes, render_metrics=render_metrics, access=self.access
+        )
+        self.runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+
+    async def start(self) -> str:
+        """Listen; the URL served (its port is the one bound when `port` is 0)."""
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, self.host, self.port)
         try:
             await site.start()
         except OSError as exc:
-            raise ServeError(f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}") from None
-        config.log(f"serving on {_url(config.host, runner)} (metrics: /metrics, API: /api/v1/workloads)")
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(signum, stop.set)
-        watching = asyncio.create_task(engine.run())
+            await self.runner.cleanup()
+            raise ServeError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
+        url = _url(self.host, self.runner)
+        self.log(f"serving on {url} (metrics: /metrics, API: /api/v1/workloads)")
+        return url
+
+    async def run(self, stop: asyncio.Event) -> None:
+        watching = asyncio.create_task(self.engine.run())
         stopping = asyncio.create_task(stop.wait())
-        done, _ = await asyncio.wait({watching, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        for task in (watching, stopping):
-            task.cancel()
-        await asyncio.gather(watching, stopping, return_exceptions=True)
+        try:
+            done, _ = await asyncio.wait({watching, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:  # cancelled too (the controller stops its dashboard so)
+            for task in (watching, stopping):
+                task.cancel()
+            await asyncio.gather(watching, stopping, return_exceptions=True)
         if watching in done and not watching.cancelled():
             error = watching.exception()
             if error is not None:
                 raise error
-    finally:
-        await runner.cleanup()
-        await client.aclose()
+
+    async def close(self) -> None:
+        await self.runner.cleanup()
 
 
 def _url(host: str, runner: web.AppRunner) -> str:

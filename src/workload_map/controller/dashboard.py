@@ -1,0 +1,74 @@
+"""The serve layer in the controller process (`--dashboard-bind-address`, issue 23): the workloads as Prometheus
+metrics, the JSON API and the dashboard of `wmap serve` (docs/serve.md), over the controller's own client, with
+every data route behind the user's token (TokenReview, then a SubjectAccessReview per namespace and kind, cached
+60 s: `serve.access`). A user sees only what their token may list, never what the controller's ServiceAccount
+may.
+
+Every replica serves (it is read-only, not leader work). The definitions are the cluster's Kartas over the
+built-in catalog, read once at start (a Karta added later is served after a restart; the pod grouper follows
+Kartas live); discovery is read once too, and the engine watches CRDs for types installed later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from workload_map.catalog import DefinitionRegistry, builtin_definitions
+from workload_map.cluster.aio import AsyncApiClient
+from workload_map.cluster.definitions import definitions_op
+from workload_map.cluster.discovery import fetch_op
+from workload_map.controller.health import parse_bind_address
+from workload_map.controller.options import ControllerOptions
+from workload_map.jq import INPROCESS, EvaluationPolicy
+from workload_map.serve import ServeError
+from workload_map.serve.engine import EngineConfig
+from workload_map.serve.run import Server
+
+__all__ = ["run_dashboard", "start_dashboard"]
+
+log = logging.getLogger("workload_map.controller")
+
+# Definitions from the cluster are not ours: their jq runs in the worker, under a deadline (as the grouper's).
+_CLUSTER_POLICY = EvaluationPolicy("worker", deadline=10.0)
+
+
+def _policy(_name: str, origin: str) -> EvaluationPolicy:
+    return _CLUSTER_POLICY if origin == "cluster" else INPROCESS
+
+
+async def start_dashboard(client: AsyncApiClient, options: ControllerOptions) -> Server | None:
+    """The dashboard's server, listening (None when `--dashboard-bind-address` is 0); raises `ServeError` when
+    the address cannot be bound."""
+    address = parse_bind_address(options.dashboard_bind_address)
+    if address is None:
+        return None
+    discovery = await client.run(fetch_op())
+    found = await client.run(definitions_op())
+    for line in found.warnings:
+        log.warning("dashboard: %s", line)
+    registry = DefinitionRegistry([("cluster", found.definitions), ("catalog", builtin_definitions())])
+    # one namespace is watched alone; several (or none) are watched cluster-wide, each user's token deciding
+    namespace = options.namespaces[0] if len(options.namespaces) == 1 else None
+    host, port = address
+    server = Server(
+        client,
+        EngineConfig(discovery=discovery, registry=registry, namespace=namespace, policy_for=_policy),
+        host=host,
+        port=port,
+        user_tokens=True,
+        log=lambda line: log.info("dashboard: %s", line),
+    )
+    await server.start()
+    return server
+
+
+async def run_dashboard(server: Server, stop: asyncio.Event) -> None:
+    """Serve until `stop`; an engine that cannot go on (no covered type can be listed) is logged, and the
+    controller goes on without it."""
+    try:
+        await server.run(stop)
+    except ServeError as exc:
+        log.error("dashboard: stopped: %s", exc.message)
+    finally:
+        await server.close()
