@@ -288,6 +288,89 @@ def test_place_a_workload_read_from_a_cluster(
     assert "error" in data["clusters"]["gone"]
 
 
+def test_place_a_workload_without_a_gang_pod_by_pod(
+    servers: dict[str, ApiServer], clusters: Any, kubeconfig: Path, tmp_path: Path
+) -> None:
+    """A Deployment needs no gang: each pod goes where it fits on its own. 3 pods of 2 GPUs fit mc1's two nodes
+    (2 and 4 free) although no node holds them all; 4 pods of 4 GPUs do not (only 1 fits there), and the pods
+    already placed in a file with their Deployment are not placed twice."""
+    small = tmp_path / "web-small.yaml"
+    small.write_text(yaml.safe_dump(deployment_body("web", replicas=3, gpus=2)))
+    contexts = ("--context", "mc1", "--context", "mc2", "--context", "mc3", "--context", "gone")
+    result = wmap(kubeconfig, tmp_path, "place", "-f", str(small), *contexts, "-o", "json")
+    assert result.code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["ranked"] == ["mc1", "mc2", "mc3"]  # mc1 is left with nothing stranded; the others keep GPUs free
+    mc1 = data["clusters"]["mc1"]
+    assert (mc1["fits"], mc1["score"], mc1["nodesUsed"]) == (True, 0, 2)
+    assert mc1["gangs"] == [
+        {
+            "workload": "Deployment/web",
+            "gang": "pod by pod",
+            "pods": 3,
+            "fits": True,
+            "podByPod": True,
+            "nodes": {"a-1": 1, "a-2": 2},
+        }
+    ]
+    assert data["clusters"]["mc2"]["score"] == 1 and data["clusters"]["mc3"]["score"] == 1
+    assert "error" in data["clusters"]["gone"]
+
+    large = deployment_body("web", replicas=4, gpus=4)
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "web-1",
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-x", "uid": "u", "controller": True}
+            ],
+        },
+        "spec": large["spec"]["template"]["spec"],
+    }
+    both = tmp_path / "web-large.yaml"
+    both.write_text(yaml.safe_dump_all([large, pod]))
+    table = wmap(kubeconfig, tmp_path, "place", "-f", str(both), "--context", "mc1", "--context", "mc2")
+    assert table.code == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[1].split() == ["mc2", "yes", "0", "2"]  # h-1 and h-2 filled (best fit), the owned Pod not counted
+    assert lines[2].split()[:4] == ["mc1", "no", "-", "-"]
+    assert lines[2].endswith(
+        "Deployment/web: pod by pod, role deployment: needs 4 pods of 4 nvidia.com/gpu; "
+        "only 1 fit on the 2 nodes that accept them"
+    )
+    assert "Placed pod by pod (no gang: each pod is scheduled on its own): Deployment/web." in lines
+    none = wmap(kubeconfig, tmp_path, "place", "-f", str(both), "--context", "mc1")
+    assert none.code == 1
+    assert "error: no cluster can run Deployment/web now" in none.stderr
+
+    mc3 = servers["mc3"]
+    namespace = clusters["namespaces"]["mc3"]
+    mc3.apply(deployment_body("live-web", replicas=2, gpus=8), namespace=namespace)
+    live = wmap(
+        kubeconfig,
+        tmp_path,
+        "place",
+        "deployment/live-web",
+        "-n",
+        namespace,
+        "--context",
+        "mc3",
+        "--context",
+        "mc1",
+        "-o",
+        "json",
+    )
+    assert live.code == 0, live.stderr
+    answer = json.loads(live.stdout)
+    assert answer["ranked"] == ["mc3"]
+    assert answer["clusters"]["mc3"]["gangs"][0]["nodes"] == {"big": 2}
+    assert answer["clusters"]["mc1"]["reason"] == (
+        "Deployment/live-web: pod by pod, role deployment: needs 2 pods of 8 nvidia.com/gpu; "
+        "the largest node has 4 free"
+    )
+
+
 # --- wmap get across contexts ---------------------------------------------------------------------------------------
 
 
@@ -348,3 +431,19 @@ def test_get_one_context_is_unchanged_and_several_refuse_watch(
     assert "--watch reads one cluster" in watch.stderr
     nothing = wmap(kubeconfig, tmp_path, "get", "deployments", "--context", "gone", "--context", "gone2")
     assert nothing.code == 1
+
+
+def test_get_across_contexts_names_the_cluster_of_every_warning(
+    shared_namespace: str, kubeconfig: Path, tmp_path: Path
+) -> None:
+    """A type neither server serves: the same warning from each cluster, one line per cluster naming it (they
+    were one unnamed line, deduplicated, before)."""
+    contexts = ("--context", "mc2", "--context", "mc3", "--context", "gone")
+    result = wmap(kubeconfig, tmp_path, "get", "jobsets", "-n", shared_namespace, *contexts)
+    assert result.code == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 3, result.stderr
+    assert warnings[0].startswith("warning: cluster mc2: ") and "jobset" in warnings[0].lower()
+    assert warnings[1] == warnings[0].replace("cluster mc2: ", "cluster mc3: ")
+    assert warnings[2].startswith("warning: cluster gone: cannot reach https://127.0.0.1:9")
+    assert all(line.startswith(("warning: cluster ", "error: cluster ")) for line in result.stderr.splitlines())

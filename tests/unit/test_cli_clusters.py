@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from workload_map.cli.clusters import context_names, each_context
+from workload_map.cli.context import reset
 from workload_map.cli.errors import CLIError, UsageError
 from workload_map.cli.options import ConnectionOptions
 from workload_map.cluster import ApiError
@@ -80,3 +81,33 @@ def test_a_context_past_its_deadline_is_an_error_and_the_others_still_answer() -
         ("slow", None, "no answer within 0.2s"),
         ("fast", "FAST", None),
     ]
+
+
+def test_every_warning_given_while_a_cluster_is_asked_names_that_cluster() -> None:
+    report = reset()
+
+    def ask(context: str) -> str:
+        report.warn("not listing JobSet: no definition for jobset.x-k8s.io/v1")
+        report.partial(f"one object of {context or 'this one'} could not be read")
+        return context
+
+    try:
+        each_context(["prod", "", "edge"], ask, deadline=None)
+        report.warn("given outside any cluster")
+        assert sorted(report.warnings) == sorted(
+            [
+                "cluster prod: not listing JobSet: no definition for jobset.x-k8s.io/v1",
+                "cluster prod: one object of prod could not be read",
+                "cluster (current context): not listing JobSet: no definition for jobset.x-k8s.io/v1",
+                "cluster (current context): one object of this one could not be read",
+                "cluster edge: not listing JobSet: no definition for jobset.x-k8s.io/v1",
+                "cluster edge: one object of edge could not be read",
+                "given outside any cluster",
+            ]
+        )
+        assert report._scopes == {}  # no scope outlives its cluster
+        with report.scope("cluster a"), report.scope("definition b"):
+            report.warn("nested")
+        assert report.warnings[-1] == "cluster a: definition b: nested"
+    finally:
+        reset()

@@ -17,11 +17,13 @@ import pytest
 import yaml
 
 from workload_map import Workload, builtin_registry
-from workload_map.gang import Gang, GangPlan, GangRole, SubGroupPlan, Topology, plan
+from workload_map.gang import Gang, GangPlan, GangRole, SubGroupPlan, Topology, plan, unganged
 from workload_map.placement import (
     NOT_MODELLED,
+    POD_BY_POD,
     ClusterSnapshot,
     PlacementError,
+    PodByPod,
     PodConstraints,
     capacity,
     expression_matches,
@@ -386,7 +388,10 @@ def test_a_workload_without_gangs_is_a_note_and_what_is_not_modelled_is_listed()
     empty = GangPlan(ObjectRef("apps/v1", "Deployment", "web"), "", "d", "podGroups", "by-definition", (), no_gang="x")
     result = place([empty], snapshot(node("n0")))
     assert result.fits
-    assert result.notes == ("Deployment/web: no gang (x): its pods are scheduled one by one and are not checked",)
+    assert result.notes == (
+        "Deployment/web: no gang (x): the plan carries no pods, so they are not checked "
+        "(give PodByPod.of(resolution) to place them one by one)",
+    )
     assert any("DRA" in item for item in NOT_MODELLED)
     assert any("quotas" in item for item in NOT_MODELLED)
     assert any("pod affinity" in item for item in NOT_MODELLED)
@@ -429,3 +434,96 @@ def test_an_unreadable_node_quantity_is_a_note_not_an_error() -> None:
     cluster = snapshot(bad)
     assert cluster.notes == (f"node n0: allocatable {GPU} is not a quantity; counted as none",)
     assert cluster.nodes[0].free(GPU) == 0
+
+
+# --- a workload without a gang: its pods one by one -----------------------------------------------------------
+
+
+def pod_by_pod(*roles: GangRole, name: str = "web") -> PodByPod:
+    return PodByPod(f"Deployment/{name}", roles, "the replicas are independent")
+
+
+def test_pods_without_a_gang_are_placed_one_by_one_across_nodes_none_of_which_holds_them_all() -> None:
+    # 3 pods of 4 GPUs on two nodes with 4 and 8 free: no node holds all three, but each pod has a place
+    snapshot = ClusterSnapshot.from_objects([node("a", 4), node("b", 8)], [], name="c1")
+    result = place([pod_by_pod(role("web", 3, 4))], snapshot)
+    assert result.fits
+    (placed,) = result.gangs
+    assert placed.pod_by_pod and placed.gang == POD_BY_POD and placed.pods == 3
+    assert placed.nodes == (("a", 1), ("b", 2))  # best fit: the node with room for the fewest first
+    assert result.score == 0 and result.nodes_used == 2
+    assert placed.to_dict() == {
+        "workload": "Deployment/web",
+        "gang": POD_BY_POD,
+        "pods": 3,
+        "fits": True,
+        "podByPod": True,
+        "nodes": {"a": 1, "b": 2},
+    }
+
+
+def test_pods_without_a_gang_fit_only_when_every_pod_does_and_those_that_fit_stay_placed() -> None:
+    snapshot = ClusterSnapshot.from_objects([node("a", 4), node("b", 4)], [bound("b", 2)], name="c1")
+    result = place([pod_by_pod(role("web", 4, 2)), gang_plan(gang("g", role("w", 1, 2)))], snapshot)
+    assert not result.fits
+    web, later = result.gangs
+    assert not web.fits and web.pod_by_pod
+    assert web.nodes == (("a", 2), ("b", 1))  # the 3 that fit run: they are scheduled one by one
+    assert (
+        web.reason
+        == "pod by pod, role web: needs 4 pods of 2 nvidia.com/gpu; only 3 fit on the 2 nodes that accept them"
+    )
+    assert result.reason == f"Deployment/web: {web.reason}"
+    # what the pods that fit took is gone for the next workload
+    assert not later.fits and later.reason is not None and "the largest node has 0 free" in later.reason
+
+
+def test_pods_without_a_gang_keep_their_node_rules_and_ignore_the_topology_key() -> None:
+    gpu_pool = template(nodeSelector={"pool": "gpu"})
+    nodes = [
+        node("cpu-1", 8, labels={"pool": "cpu", "zone": "a"}),
+        node("gpu-1", 2, labels={"pool": "gpu", "zone": "b"}),
+    ]
+    snapshot = ClusterSnapshot.from_objects(nodes, [], name="c1")
+    web = GangRole("web", "web", "", 2, 2, {GPU: Fraction(2)}, gpu_pool)
+    result = place([pod_by_pod(web)], snapshot, topology_key="zone")
+    assert not result.fits
+    assert result.gangs[0].nodes == (("gpu-1", 1),)
+    assert result.gangs[0].reason == (
+        "pod by pod, role web: needs 2 pods of 2 nvidia.com/gpu; only 1 fit on the 1 node that accept them "
+        "(the others: nodeSelector pool=gpu does not match on 1 node)"
+    )
+    assert "Deployment/web: its pods are placed one by one: the topology key does not apply" in result.notes
+
+
+def test_pod_by_pod_of_a_resolution_counts_every_pod_the_spec_asks_for() -> None:
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2", GPU: "1"}}}]},
+            },
+        },
+    }
+    resolution = Workload(builtin_registry().for_object(deployment).karta, deployment).resolve()  # type: ignore[union-attr]
+    demand = PodByPod.of(resolution)
+    assert demand.workload == "Deployment/web"
+    assert demand.reason == "the replicas are independent: each pod is scheduled on its own"
+    ((web),) = demand.roles
+    assert (web.count, web.requests) == (3, {"cpu": Fraction(2), GPU: Fraction(1)})
+    snapshot = ClusterSnapshot.from_objects([node("a", 1), node("b", 1)], [], name="c1")
+    result = place([demand], snapshot)
+    assert not result.fits
+    assert result.reason == (
+        "Deployment/web: pod by pod, role deployment: needs 3 pods of 1 nvidia.com/gpu; "
+        "only 2 fit on the 2 nodes that accept them"
+    )
+    # the plan of a workload without a gang, given as it is, carries no pods: a note, nothing placed
+    unplanned = place([unganged(resolution, reason="no gang")], snapshot)
+    assert unplanned.fits and unplanned.gangs == ()
+    assert any("the plan carries no pods" in note for note in unplanned.notes)

@@ -6,7 +6,8 @@ concurrently, each with its own deadline.
         answer.context, answer.value, answer.error       # error: one line (unreachable, forbidden, timed out)
 
 A cluster that fails is an answer with `error` set, never the end of the run: the caller shows it as a warning row
-and the others as usual. The threads only wait on the network; the answers come back in the order the contexts
+and the others as usual. Every warning given while a cluster is asked names it (`cluster prod-a: ...`,
+`State.scope`). The threads only wait on the network; the answers come back in the order the contexts
 were given.
 """
 
@@ -19,18 +20,22 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError, UsageError
 from workload_map.cli.live import cli_error, connection_settings
 from workload_map.cli.options import ConnectionOptions
 from workload_map.cluster import Cluster, ClusterError
 from workload_map.cluster.kubeconfig import kubeconfig_files, merge_kubeconfigs
 
-__all__ = ["ClusterAnswer", "cluster_deadline", "context_names", "each_cluster", "each_context"]
+__all__ = ["CURRENT", "ClusterAnswer", "cluster_deadline", "context_names", "each_cluster", "each_context"]
 
 T = TypeVar("T")
 
 MAX_PARALLEL = 8
 """Clusters asked at the same time."""
+
+CURRENT = "(current context)"
+"""How messages name the cluster of the current context (the context `""`)."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,9 @@ def each_context(contexts: Sequence[str], ask: Callable[[str], T], *, deadline: 
 
     def one(context: str) -> ClusterAnswer[T]:
         try:
-            return ClusterAnswer(context, ask(context))
+            # what the cluster's reading warns about (a type not installed, a definition of its own) names it
+            with state().scope(f"cluster {context or CURRENT}"):
+                return ClusterAnswer(context, ask(context))
         except ClusterError as exc:
             return ClusterAnswer(context, error=cli_error(exc).message)
         except CLIError as exc:

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import os
 import sys
+from _thread import get_ident  # a thread's id without importing threading at start-up (a builtin module)
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
@@ -43,6 +46,7 @@ class State:
     warnings: list[str] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)  # inputs that could not be read: the run ends with exit 1
     _config: Config | None = None
+    _scopes: dict[int, str] = field(default_factory=dict)  # thread id -> what its warnings are about (`scope`)
 
     # --- output ---------------------------------------------------------------------------------------------
 
@@ -84,9 +88,28 @@ class State:
     # --- messages -------------------------------------------------------------------------------------------
 
     def warn(self, message: str) -> None:
-        """A warning, printed on stderr after the command's output."""
+        """A warning, printed on stderr after the command's output; inside `scope(prefix)`, in that thread, it
+        starts with the prefix."""
+        prefix = self._scopes.get(get_ident())
+        if prefix is not None:
+            message = f"{prefix}: {message}"
         if message not in self.warnings:
             self.warnings.append(message)
+
+    @contextmanager
+    def scope(self, prefix: str) -> Iterator[None]:
+        """Every warning this thread gives inside the block names `prefix` first (`cluster prod-a`: a
+        multi-cluster command asks each cluster in a thread of its own, `cli.clusters`)."""
+        ident = get_ident()
+        outer = self._scopes.get(ident)
+        self._scopes[ident] = prefix if outer is None else f"{outer}: {prefix}"
+        try:
+            yield
+        finally:
+            if outer is None:
+                del self._scopes[ident]
+            else:
+                self._scopes[ident] = outer
 
     def partial(self, message: str) -> None:
         """A part of the input that could not be read (a bad document of a stream): a warning now, and the command

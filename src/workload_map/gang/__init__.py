@@ -37,7 +37,7 @@ from workload_map.gang.exports import (
     to_workload_api,
 )
 from workload_map.gang.names import is_dns1123_label, is_dns1123_subdomain, to_dns1123_label
-from workload_map.gang.plan import no_gang_reason, plan, unganged
+from workload_map.gang.plan import no_gang_reason, plan, pod_roles, unganged
 from workload_map.gang.scale import role_counts, subtree_scale
 from workload_map.gang.schema import json_schema
 from workload_map.gang.summary import (
@@ -101,6 +101,7 @@ __all__ = [
     "pod_group_keys",
     "pod_grouping",
     "pod_join",
+    "pod_roles",
     "prioritize",
     "role_counts",
     "subtree_scale",

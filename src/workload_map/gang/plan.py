@@ -19,15 +19,16 @@ from typing import Any
 
 from workload_map.errors import ArgumentTypeError
 from workload_map.gang import alpha, tree
-from workload_map.gang.builder import Builder, pod_identity
+from workload_map.gang.builder import Builder, make_roles, pod_identity
 from workload_map.gang.errors import NoGangInstructions
-from workload_map.gang.scale import scale_mode
+from workload_map.gang.scale import role_counts, scale_mode
 from workload_map.gang.summary import StructureSummary
-from workload_map.gang.types import GangPlan, PodMembership
+from workload_map.gang.types import GangPlan, GangRole, PodMembership
 from workload_map.model.gang_rules import gang_rules
 from workload_map.resolve import ExtractionError, Resolution
+from workload_map.resolve.replicas import desired_replicas, min_replicas
 
-__all__ = ["no_gang_reason", "plan", "unganged"]
+__all__ = ["no_gang_reason", "plan", "pod_roles", "unganged"]
 
 
 def _pods(pods: Any) -> list[Mapping[str, Any]]:
@@ -142,3 +143,26 @@ def unganged(resolution: Resolution, pods: Iterable[Mapping[str, Any]] | None = 
         no_gang=reason,
         scheduler_annotations=_scheduler_annotations(resolution),
     )
+
+
+def pod_roles(resolution: Resolution) -> tuple[tuple[GangRole, ...], tuple[str, ...]]:
+    """Every pod the spec asks for, gang or not: one role per (component, instance) with pods, `count` the desired
+    pods (replicas times the replicas of its ancestors, as `subtree_scale` counts them), `min_count` the least,
+    with one pod's template and requests; and the notes (a template or requests that cannot be read). What
+    `workload_map.placement` places pod by pod for a workload that needs no gang (a Deployment). Raises `GangError`
+    when a scale cannot be read."""
+    if not isinstance(resolution, Resolution):
+        raise ArgumentTypeError("the workload", "a Resolution (workload_map.resolve.resolve)", resolution)
+    summary = StructureSummary(resolution.karta)
+    builder = Builder(resolution, summary)
+    root = resolution.root
+    least = role_counts(resolution, summary, root, pick=min_replicas)
+    desired = role_counts(resolution, summary, root, pick=desired_replicas)
+    # a count kept under a component without pods (a logical level whose children give none) is no pod to place
+    with_pods = {role for role in [*least, *desired] if resolution.component(role[0]).has_pod_definition}
+    roles = make_roles(
+        builder,
+        {role: count for role, count in least.items() if role in with_pods},
+        {role: count for role, count in desired.items() if role in with_pods},
+    )
+    return roles, tuple(builder.notes)

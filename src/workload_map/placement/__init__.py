@@ -18,19 +18,21 @@ from workload_map.placement.capacity import (
     accelerator_resources,
     capacity,
 )
-from workload_map.placement.fit import NOT_MODELLED, ClusterPlacement, GangPlacement, place, rank
+from workload_map.placement.fit import NOT_MODELLED, POD_BY_POD, ClusterPlacement, GangPlacement, PodByPod, place, rank
 from workload_map.placement.rules import PodConstraints, expression_matches, tolerates
 from workload_map.placement.snapshot import ClusterSnapshot, NodeState, PlacementError, Taint
 
 __all__ = [
     "DEFAULT_POOL_LABELS",
     "NOT_MODELLED",
+    "POD_BY_POD",
     "CapacityReport",
     "ClusterPlacement",
     "ClusterSnapshot",
     "GangPlacement",
     "NodeState",
     "PlacementError",
+    "PodByPod",
     "PodConstraints",
     "PoolCapacity",
     "ResourceCapacity",

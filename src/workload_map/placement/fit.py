@@ -13,7 +13,9 @@ requests of its bound pods and of the pods placed before) every resource one pod
 fits only whole: its required pods (each role's `min_count`, a sub-group tree's minimums: a parent needs
 `min_sub_group` of its children, tried cheapest first) all placed, or none is kept. A topology level (the gang's or
 a sub-group's `requiredTopologyLevel`, or `topology_key`) keeps its pods on nodes sharing one value of that label.
-Gangs are placed in order, each on what the ones before left.
+Gangs are placed in order, each on what the ones before left. A workload that needs no gang (a Deployment) is given
+as `PodByPod.of(resolution)`: each of its pods is placed on its own (best fit too, no whole-or-nothing, no
+topology), and it fits when every pod it asks for does.
 
 The pods of a role are placed best fit: the nodes with room for the fewest of them first, so fragmented nodes fill
 up before whole ones are opened. The score (lower is better) is the number of nodes the placement leaves partly
@@ -24,17 +26,18 @@ CPU) free.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Final
 
-from workload_map.gang import Gang, GangPlan, GangRole, SubGroupPlan
+from workload_map.gang import Gang, GangPlan, GangRole, SubGroupPlan, no_gang_reason, pod_roles
 from workload_map.placement.rules import PodConstraints
 from workload_map.placement.snapshot import PODS, ClusterSnapshot, NodeState, to_nanos
+from workload_map.resolve import Resolution
 from workload_map.resources import NANO, format_for_table, is_extended_resource
 
-__all__ = ["NOT_MODELLED", "ClusterPlacement", "GangPlacement", "place", "rank"]
+__all__ = ["NOT_MODELLED", "POD_BY_POD", "ClusterPlacement", "GangPlacement", "PodByPod", "place", "rank"]
 
 NOT_MODELLED: Final = (
     "quotas (ResourceQuota, Kueue ClusterQueues)",
@@ -48,10 +51,40 @@ NOT_MODELLED: Final = (
 """What the rules leave out: a placement that fits here can still wait or fail in the cluster."""
 
 
+POD_BY_POD: Final = "pod by pod"
+"""The `gang` name of a `GangPlacement` that holds the pods of a workload without a gang (`PodByPod`)."""
+
+
+@dataclass(frozen=True)
+class PodByPod:
+    """A workload that needs no gang (a Deployment, a StatefulSet's pods, a single-node NIMService): the pods its
+    spec asks for, as roles (`count` pods of one template and requests each), each pod scheduled on its own.
+    `reason` says why it needs no gang; `notes`, what could not be read."""
+
+    workload: str
+    roles: tuple[GangRole, ...]
+    reason: str = ""
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, resolution: Resolution, reason: str | None = None) -> PodByPod:
+        """The pods of a resolved workload (`workload_map.gang.pod_roles`: every component instance with pods,
+        its desired count). `reason` defaults to the definition's (`gang.no_gang_reason`)."""
+        roles, notes = pod_roles(resolution)
+        ref = resolution.object
+        workload = f"{ref.kind}/{ref.name}" if ref.name else ref.kind
+        why = reason if reason is not None else no_gang_reason(resolution) or "placed pod by pod"
+        return cls(workload, roles, why, notes)
+
+
 @dataclass(frozen=True)
 class GangPlacement:
     """One gang on one cluster: `fits`, the pods it needs, where they went (`nodes`: node name and pods, when it
-    fits), the topology value it was kept in (`domain`), or the first `reason` it does not fit."""
+    fits), the topology value it was kept in (`domain`), or the first `reason` it does not fit.
+
+    For a workload without a gang (`PodByPod`), `gang` is `POD_BY_POD` and `pod_by_pod` is True: `pods` are all the
+    pods it asks for, `fits` says whether every one does, and `nodes` holds where those that fit went (when some
+    do not, too: they are scheduled one by one, so they run)."""
 
     workload: str
     gang: str
@@ -60,10 +93,13 @@ class GangPlacement:
     nodes: tuple[tuple[str, int], ...] = ()
     domain: str | None = None
     reason: str | None = None
+    pod_by_pod: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"workload": self.workload, "gang": self.gang, "pods": self.pods, "fits": self.fits}
-        if self.fits:
+        if self.pod_by_pod:
+            out["podByPod"] = True
+        if self.fits or self.pod_by_pod:
             out["nodes"] = dict(self.nodes)
         if self.domain is not None:
             out["domain"] = self.domain
@@ -145,11 +181,23 @@ class _Group:
         return total
 
 
-def _roles(roles: Sequence[GangRole], required: int | None, label: str, notes: list[str]) -> tuple[_Role, ...]:
+def _min_count(role: GangRole) -> int:
+    return role.min_count
+
+
+def _roles(
+    roles: Sequence[GangRole],
+    required: int | None,
+    label: str,
+    notes: list[str],
+    *,
+    pick: Callable[[GangRole], int] = _min_count,
+) -> tuple[_Role, ...]:
+    """The roles' pods to place: `pick` of each (the gang's minimum by default), at most `required` in all."""
     out: list[_Role] = []
-    left = sum(role.min_count for role in roles) if required is None else required
+    left = sum(pick(role) for role in roles) if required is None else required
     for role in roles:
-        count = min(role.min_count, left)
+        count = min(pick(role), left)
         left -= count
         if count <= 0:
             continue
@@ -425,19 +473,72 @@ def _key_resources(groups: Iterable[_Group]) -> set[str]:
     return names or {"cpu"}
 
 
-def place(plans: Sequence[GangPlan], snapshot: ClusterSnapshot, *, topology_key: str | None = None) -> ClusterPlacement:
-    """Place every gang of `plans` onto `snapshot`, in order (see the module docstring). `topology_key` (a node
-    label) keeps each gang on nodes sharing one value of it, over the gang's own required level."""
+def _place_pods(role: _Role, state: _State) -> tuple[int, str | None]:
+    """Place a role's pods each on its own (best fit, what fits is kept): (pods placed, the reason the others do
+    not fit, or None)."""
+    accepted, refused = state.eligible(role.constraints)
+    room = [(n, i) for n, i in ((state.room(i, role.requests), i) for i in accepted) if n > 0]
+    total = sum(n for n, _ in room)
+    reason = _shortfall(role, accepted, refused, state, total) if total < role.count else None
+    room.sort()
+    left = role.count
+    for n, index in room:
+        if left == 0:
+            break
+        pods = min(n, left)
+        state.take(index, role.requests, pods)
+        left -= pods
+    return role.count - left, reason
+
+
+def _place_pod_by_pod(item: PodByPod, state: _State, notes: list[str]) -> tuple[GangPlacement, _Group]:
+    notes.extend(f"{item.workload}: {note}" for note in item.notes)
+    roles = _roles(item.roles, None, POD_BY_POD, notes, pick=lambda role: role.count)
+    mark = state.mark()
+    first: str | None = None
+    for role in roles:
+        _, reason = _place_pods(role, state)
+        first = first or reason
+    counts: Counter[str] = Counter()
+    for index, _, pods in state.log[mark:]:
+        counts[state.nodes[index].name] += pods
+    group = _Group(POD_BY_POD, roles, (), 0, None)
+    placement = GangPlacement(
+        item.workload, POD_BY_POD, group.pods, first is None, tuple(sorted(counts.items())), None, first, True
+    )
+    return placement, group
+
+
+def place(
+    plans: Sequence[GangPlan | PodByPod], snapshot: ClusterSnapshot, *, topology_key: str | None = None
+) -> ClusterPlacement:
+    """Place every gang of `plans` onto `snapshot`, in order (see the module docstring), and the pods of each
+    `PodByPod` one by one. `topology_key` (a node label) keeps each gang on nodes sharing one value of it, over the
+    gang's own required level; it does not apply to pods placed one by one (they have no gang to keep together).
+    A `GangPlan` that needs no gang (`no_gang`) carries no pods: it is a note, and is placed only when given as
+    `PodByPod.of(resolution)`."""
     notes = list(snapshot.notes)
     state = _State(snapshot.nodes)
     results: list[GangPlacement] = []
     groups: list[_Group] = []
     first_reason: str | None = None
     for gang_plan in plans:
+        if isinstance(gang_plan, PodByPod):
+            if topology_key is not None:
+                notes.append(f"{gang_plan.workload}: its pods are placed one by one: the topology key does not apply")
+            placed, group = _place_pod_by_pod(gang_plan, state, notes)
+            results.append(placed)
+            groups.append(group)
+            if placed.reason is not None:
+                first_reason = first_reason or f"{gang_plan.workload}: {placed.reason}"
+            continue
         workload = _workload_label(gang_plan)
         if gang_plan.no_gang is not None or not gang_plan.gangs:
             why = gang_plan.no_gang or "its plan has no gangs"
-            notes.append(f"{workload}: no gang ({why}): its pods are scheduled one by one and are not checked")
+            notes.append(
+                f"{workload}: no gang ({why}): the plan carries no pods, so they are not checked "
+                "(give PodByPod.of(resolution) to place them one by one)"
+            )
             continue
         for gang in gang_plan.gangs:
             group = _gang_group(gang, f"gang {gang.name}", topology_key, notes)

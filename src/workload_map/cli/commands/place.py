@@ -4,7 +4,8 @@ when none fits (docs/placement.md).
 
 The workload is planned from its spec (`cli.plans.gang_plan_of`, the plan `wmap gang` prints); each cluster is read
 with two LISTs (`cluster.nodes.read_snapshot`), concurrently, and placed on by `workload_map.placement.place`. A
-TYPE/NAME is read from the first `--context` (or the current one). What the rules leave out is said after the answer.
+TYPE/NAME is read from the first `--context` (or the current one). A workload without a gang is placed pod by pod
+(`placement.PodByPod`). What the rules leave out is said after the answer.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ from workload_map.cli.render.text import Cell, align, seg, write_lines
 from workload_map.cli.safe import safe_text
 from workload_map.cluster import Cluster
 from workload_map.cluster.nodes import read_snapshot
-from workload_map.gang import GangPlan, no_gang_reason
-from workload_map.placement import NOT_MODELLED, ClusterPlacement, PlacementError, rank
+from workload_map.gang import GangError, GangPlan
+from workload_map.placement import NOT_MODELLED, ClusterPlacement, PlacementError, PodByPod, rank
 from workload_map.placement import place as place_gangs
 from workload_map.resolve import ResolveError
 
@@ -53,8 +54,9 @@ Say which clusters can run a workload now: every gang placed whole onto nodes wi
 Each pod of a gang goes onto a node by its requests against what the node has free (allocatable minus the pods
 bound to it), its node selector, its tolerations of the node's taints and its required node affinity; a gang fits
 only whole, and --topology-key (or the gang's own required topology level) keeps it inside one value of a node
-label (a zone, a rack). The clusters that fit are ranked by their score: the nodes the placement leaves partly
-used (fewer is better). Exit 1 when no cluster fits.
+label (a zone, a rack). A workload that needs no gang (a Deployment) is placed pod by pod: it fits when each of
+its pods does. The clusters that fit are ranked by their score: the nodes the placement leaves partly used (fewer
+is better). Exit 1 when no cluster fits.
 
 \b
 Examples:
@@ -91,11 +93,10 @@ def place(
     report = state()
     plans = _plans_from_files(files, definition_paths, report) if files else _plan_live(args, contexts, connection)
     workloads = [_label(gang_plan) for gang_plan in plans]
-    if not any(gang_plan.gangs for gang_plan in plans):
-        reasons = "; ".join(f"{_label(p)} needs no gang ({p.no_gang or 'its plan has none'})" for p in plans)
+    if not any(p.roles if isinstance(p, PodByPod) else p.gangs for p in plans):
         raise CLIError(
-            f"nothing to place: {reasons}",
-            hint="wmap place checks gangs; the pods of a workload without one are scheduled one by one",
+            f"nothing to place: {', '.join(workloads)} asks for no pods",
+            hint="the spec gives no pod template or a scale of 0",
         )
 
     def ask(cluster: Cluster, name: str) -> ClusterPlacement:
@@ -122,12 +123,35 @@ def place(
         raise CLIError(f"no cluster can run {', '.join(workloads)} now", hint="the reasons are in the table")
 
 
-def _label(gang_plan: GangPlan) -> str:
+def _label(gang_plan: GangPlan | PodByPod) -> str:
+    if isinstance(gang_plan, PodByPod):
+        return gang_plan.workload
     ref = gang_plan.workload
     return f"{ref.kind}/{ref.name}" if ref.name else ref.kind
 
 
-def _plans_from_files(files: tuple[str, ...], definition_paths: tuple[str, ...], report: State) -> list[GangPlan]:
+def _demand(workload: ResolvedWorkload, report: State) -> GangPlan | PodByPod:
+    """What to place for one workload: its gang plan from the spec, or, when it needs no gang, its pods one by
+    one (each scheduled on its own, as the scheduler does for a Deployment's)."""
+    gang_plan = gang_plan_of(workload, None, report)  # the spec's gangs: where it could run, not where it runs
+    if gang_plan.no_gang is None:
+        return gang_plan
+    try:
+        return PodByPod.of(workload.resolution, gang_plan.no_gang)
+    except GangError as error:
+        raise CLIError(f"{_label(gang_plan)}: {error}") from None
+
+
+def _owned(workload: ResolvedWorkload) -> bool:
+    """Whether the object names a controller owner (a Pod of a ReplicaSet): its owner schedules it."""
+    metadata = workload.workload.to_object().get("metadata")
+    owners = metadata.get("ownerReferences") if isinstance(metadata, dict) else None
+    return isinstance(owners, list) and any(isinstance(ref, dict) and ref.get("controller") is True for ref in owners)
+
+
+def _plans_from_files(
+    files: tuple[str, ...], definition_paths: tuple[str, ...], report: State
+) -> list[GangPlan | PodByPod]:
     manifests = read_manifests(files)
     for bad in manifests.bad:
         report.partial(str(bad))
@@ -141,14 +165,16 @@ def _plans_from_files(files: tuple[str, ...], definition_paths: tuple[str, ...],
                 report.warn(f"no definition covers {item.manifest.gvk_text} ({item.manifest.label})")
         elif isinstance(item, ResolvedWorkload) and not isinstance(item, Duplicate):
             found.append(item)
-    # the workload's own pods, given in the same file, need no gang of their own: their workload is placed
-    plannable = [w for w in found if no_gang_reason(w.resolution) is None] or found
+    # objects a controller owns (the workload's own Pods, given in the same file) are placed through their owner
+    plannable = [w for w in found if not _owned(w)] or found
     if not plannable:
         raise NoDefinition("no workload of the input is covered by a definition", hint="-f reads workload manifests")
-    return [gang_plan_of(workload, None, report) for workload in plannable]
+    return [_demand(workload, report) for workload in plannable]
 
 
-def _plan_live(args: tuple[str, ...], contexts: Sequence[str], connection: ConnectionOptions) -> list[GangPlan]:
+def _plan_live(
+    args: tuple[str, ...], contexts: Sequence[str], connection: ConnectionOptions
+) -> list[GangPlan | PodByPod]:
     token, name = parse_target(args, name_required=True, command="place")
     assert name is not None
     source = dataclasses.replace(connection, context=contexts[0] or connection.context)
@@ -160,7 +186,7 @@ def _plan_live(args: tuple[str, ...], contexts: Sequence[str], connection: Conne
             workload = from_live(live, f"{rtype.kind}/{name}", definition_policy)
         except ResolveError as exc:
             raise CLIError(f"{rtype.kind}/{name}: {exc}") from None
-    return [gang_plan_of(workload, None, state())]  # the spec's gangs: where it could run, not where it runs
+    return [_demand(workload, state())]
 
 
 def _document(
@@ -201,4 +227,8 @@ def _table(ranked: list[ClusterPlacement], answers: list[ClusterAnswer[ClusterPl
             table.append([seg(name), seg("?", "warn"), seg("-"), seg("-"), seg(f"not read: {safe_text(answer.error)}")])
     out = state().stdout
     write_lines(align(table, padding=3), out, color=state().color(out))
+    one_by_one = dict.fromkeys(gang.workload for placement in ranked for gang in placement.gangs if gang.pod_by_pod)
+    if one_by_one:
+        names = ", ".join(safe_text(name) for name in one_by_one)
+        out.write(f"Placed pod by pod (no gang: each pod is scheduled on its own): {names}.\n")
     out.write(f"Not modelled: {'; '.join(NOT_MODELLED)}.\n")
