@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from workload_map.catalog import DefinitionRegistry
+from workload_map.cli.complete_args import complete_target
 from workload_map.cli.context import Reporter, state
 from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import (
@@ -235,7 +236,7 @@ Examples:
 
 
 @click.command(help=_HELP, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("args", nargs=-1, metavar="[TYPE/NAME]")
+@click.argument("args", nargs=-1, metavar="[TYPE/NAME]", shell_complete=complete_target)
 @manifest_files_option(
     "Manifest(s) to describe: a file, a directory (*.yaml, *.yml, *.json, recursively), or - for stdin. Repeatable."
 )

@@ -31,6 +31,7 @@ from workload_map.cli.commands.watch_loop import (
     run_until_interrupted,
     workload_resource,
 )
+from workload_map.cli.complete_args import complete_target
 from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError, UsageError
 from workload_map.cli.jqmode import definition_policy
@@ -529,7 +530,7 @@ Examples:
 
 
 @click.command(help=_HELP, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("args", nargs=-1, metavar="[TYPE[/NAME] [NAME]]")
+@click.argument("args", nargs=-1, metavar="[TYPE[/NAME] [NAME]]", shell_complete=complete_target)
 @click.option("--all-types", is_flag=True, help="List every type a definition covers (top-level workloads only).")
 @click.option("-A", "--all-namespaces", is_flag=True, help="List across all namespaces (adds a NAMESPACE column).")
 @click.option(

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from workload_map.cli.clusters import ClusterAnswer, context_names, each_cluster
+from workload_map.cli.complete_args import complete_target
 from workload_map.cli.context import State, state
 from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import CLIError, NoDefinition, UsageError
@@ -67,7 +68,7 @@ Examples:
 
 
 @click.command(help=_HELP, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("args", nargs=-1, metavar="[TYPE/NAME]")
+@click.argument("args", nargs=-1, metavar="[TYPE/NAME]", shell_complete=complete_target)
 @manifest_files_option("Workload manifests to place (a file, a directory, or - for stdin).")
 @click.option("--topology-key", metavar="LABEL", help="Keep each gang on nodes sharing one value of this node label.")
 @chunk_size_option

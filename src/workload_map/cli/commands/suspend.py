@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 
+from workload_map.cli.complete_args import complete_target
 from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError
 from workload_map.cli.jqmode import definition_policy
@@ -170,7 +171,7 @@ def _verb_command(verb: str, help_text: str) -> click.Command:
     """The `wmap suspend` or `wmap resume` command: the same arguments and options, run as `run_suspend(verb, ...)`."""
 
     @click.command(verb, cls=_DryRunCommand, help=help_text, context_settings={"help_option_names": ["-h", "--help"]})
-    @click.argument("args", nargs=-1, metavar="TYPE/NAME")
+    @click.argument("args", nargs=-1, metavar="TYPE/NAME", shell_complete=complete_target)
     @_dry_run_option
     @definitions_option
     @cache_dir_option

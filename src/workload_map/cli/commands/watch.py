@@ -25,6 +25,7 @@ from workload_map.cli.commands.watch_loop import (
     run_until_interrupted,
     workload_resource,
 )
+from workload_map.cli.complete_args import complete_target
 from workload_map.cli.context import state
 from workload_map.cli.jqmode import definition_policy
 from workload_map.cli.live import cli_error, live_session, no_definition_payload, parse_target
@@ -80,7 +81,7 @@ Examples:
 
 
 @click.command(help=_HELP, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("args", nargs=-1, metavar="TYPE/NAME")
+@click.argument("args", nargs=-1, metavar="TYPE/NAME", shell_complete=complete_target)
 @output_option(OUTPUT)
 @pod_limit_option
 @component_limit_option(0, "Show at most N components of each level (0: all). Tree output only.")
