@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from workload_map._io import read_input_text
 from workload_map.catalog import precompiled
 from workload_map.errors import ArgumentTypeError, ArgumentValueError
-from workload_map.model import GVK, Karta, loads_definitions
+from workload_map.model import GVK, Karta
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
@@ -58,6 +58,8 @@ def _builtin_files() -> list[tuple[str, bytes]]:
 
 def _parse_builtin(files: Sequence[tuple[str, bytes]]) -> tuple[Karta, ...]:
     """The definitions in packaged files, parsed and typed from their YAML."""
+    from workload_map.model import loads_definitions  # the YAML loader: only when the precompiled blob is not there
+
     kartas: list[Karta] = []
     for name, data in files:
         label = f"catalog/{name}"

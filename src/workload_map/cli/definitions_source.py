@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from workload_map.catalog import DefinitionRegistry, builtin_definitions
 from workload_map.cli.context import Reporter
 from workload_map.cli.errors import CLIError, UsageError
-from workload_map.model import DefinitionError, Karta, scan_definitions
-from workload_map.validation import Finding, errors, validate
+from workload_map.model import Karta
+
+if TYPE_CHECKING:
+    from workload_map.validation import Finding
 
 
 class ClusterDefinitionSource(Protocol):
@@ -35,6 +37,12 @@ class ClusterDefinitionSource(Protocol):
 def load_local_definitions(paths: Sequence[str]) -> list[Karta]:
     """Every definition in the files and directories of `--definitions`, loaded and validated strictly."""
     found: list[Karta] = []
+    if not paths:
+        return found
+    # only with --definitions: the validation layer (and the jq checks it imports) is no part of `describe -f`
+    from workload_map.model import DefinitionError, scan_definitions
+    from workload_map.validation import errors, validate
+
     for raw in paths:
         if raw != "-" and not Path(raw).exists():
             raise UsageError(

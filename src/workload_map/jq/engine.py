@@ -33,8 +33,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-import jq as _libjq
-
 from workload_map.jq import compiler, fastpath, parser
 from workload_map.jq.convert import Roots, roots_key
 from workload_map.jq.errors import JqCompileError, JqError, JqLimitError, JqParseError, JqRuntimeError
@@ -125,6 +123,8 @@ def _compile_failure(expr: str, raw: str) -> JqError:
 @functools.lru_cache(maxsize=_PROGRAM_CACHE_SIZE)
 def _program(text: str) -> Any:
     """libjq's compiled program for `text`, or the JqError it fails with (both cached)."""
+    import jq as _libjq  # the binding loads libjq: only for an expression that runs there (issue 19: start-up)
+
     try:
         return _libjq.compile(text)
     except ValueError as exc:
