@@ -10,7 +10,6 @@ says which one was dropped.
 from __future__ import annotations
 
 import io
-import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from workload_map._io import read_input_text
+from workload_map._regex import LazyPattern
 from workload_map.catalog import precompiled
 from workload_map.errors import ArgumentTypeError, ArgumentValueError
 from workload_map.model import GVK, Karta
@@ -295,7 +295,7 @@ def _listing_key(entry: Entry) -> tuple[int, str, str, int]:
     return (gvk is None, str(gvk) if gvk else "", entry.name, _RANK[entry.origin])
 
 
-_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+_VERSION = LazyPattern(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 _STABILITY = {None: 0, "beta": 1, "alpha": 2}
 
 

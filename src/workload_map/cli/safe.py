@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from workload_map._regex import LazyPattern
+
 __all__ = ["FIELD_LIMIT", "LINE_LIMIT", "MESSAGE_LIMIT", "safe_lines", "safe_text"]
 
 FIELD_LIMIT: Final = 1000  # one name or file name in a plain line
@@ -28,7 +30,7 @@ MESSAGE_LIMIT: Final = 2000  # one error, hint, warning or notice line
 
 # C0 (0x00-0x1f), DEL and C1 (0x7f-0x9f), the line/paragraph separators, bidirectional embeddings, overrides and
 # isolates, the zero-width no-break space / BOM, and lone surrogates (from undecodable bytes).
-_UNSAFE: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+_UNSAFE: Final = LazyPattern("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
 _NAMED: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workload_map._io import InputError, read_input_text
+from workload_map._regex import LazyPattern
 from workload_map.cluster.errors import KubeconfigError
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ class KubeContext:
 
 # --- durations ------------------------------------------------------------------------------------------------
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_DURATION_PART = LazyPattern(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 
+from workload_map._regex import LazyPattern
+
 _NAME = r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)"
 _PREFIX = r"(?:[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)*)"
-_KEY = re.compile(rf"(?:{_PREFIX}/)?{_NAME}")
-_VALUE = re.compile(rf"(?:{_NAME})?")
-_SET = re.compile(r"^(\S+)\s+(in|notin)\s*\((.*)\)$")
-_EQ = re.compile(r"^([^=!<>\s]+)\s*(==|=|!=|<|>)\s*(.*)$")
+_KEY = LazyPattern(rf"(?:{_PREFIX}/)?{_NAME}")
+_VALUE = LazyPattern(rf"(?:{_NAME})?")
+_SET = LazyPattern(r"^(\S+)\s+(in|notin)\s*\((.*)\)$")
+_EQ = LazyPattern(r"^([^=!<>\s]+)\s*(==|=|!=|<|>)\s*(.*)$")
 
 
 def _split(selector: str) -> list[str] | None:

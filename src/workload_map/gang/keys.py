@@ -10,12 +10,13 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from workload_map._regex import LazyPattern
 from workload_map.gang.summary import StructureSummary
 from workload_map.model import PodGroupMember, ReplicaSelector
 
 __all__ = ["Keying", "canonical_path", "keying_of"]
 
-_STEP: Final = re.compile(
+_STEP: Final = LazyPattern(
     r"""\.(?P<field>[A-Za-z_][A-Za-z0-9_]*) | \.?"(?P<q>(?:[^"\\]|\\.)*)" | \.?\[\s*"(?P<key>(?:[^"\\]|\\.)*)"\s*\]
         | \.?\[\s*(?P<index>-?[0-9]+)\s*\]""",
     re.VERBOSE,

@@ -9,10 +9,10 @@ user recognises them.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable
 from typing import Final
 
+from workload_map._regex import LazyPattern
 from workload_map.errors import ArgumentTypeError
 
 __all__ = [
@@ -30,9 +30,9 @@ DNS1123_LABEL_MAX: Final = 63
 DNS1123_SUBDOMAIN_MAX: Final = 253
 
 _LABEL: Final = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_LABEL_RE: Final = re.compile(_LABEL)
-_SUBDOMAIN_RE: Final = re.compile(rf"{_LABEL}(\.{_LABEL})*")
-_INVALID_RUN: Final = re.compile(r"[^a-z0-9]+")
+_LABEL_RE: Final = LazyPattern(_LABEL)
+_SUBDOMAIN_RE: Final = LazyPattern(rf"{_LABEL}(\.{_LABEL})*")
+_INVALID_RUN: Final = LazyPattern(r"[^a-z0-9]+")
 
 
 def dns1123_subdomain_errors(name: str) -> list[str]:

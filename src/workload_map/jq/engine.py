@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from workload_map._regex import LazyPattern
 from workload_map.jq import compiler, fastpath, parser
 from workload_map.jq.convert import Roots, roots_key
 from workload_map.jq.errors import JqCompileError, JqError, JqLimitError, JqParseError, JqRuntimeError
@@ -100,7 +100,7 @@ def compile_expression(expr: str) -> Compiled:
 # --------------------------------------------------------------------------------------------------- libjq
 
 
-_ERROR_LINE = re.compile(r"^jq: error: (.*?)(?: at <top-level>, line (\d+), column (\d+):?)?$")
+_ERROR_LINE = LazyPattern(r"^jq: error: (.*?)(?: at <top-level>, line (\d+), column (\d+):?)?$")
 _PARSE_MARKERS: Final = ("syntax error", "Invalid", "unterminated", "Unterminated")
 
 

@@ -9,9 +9,9 @@ the tokens.
 
 from __future__ import annotations
 
-import re
 from typing import Final, NamedTuple
 
+from workload_map._regex import LazyPattern
 from workload_map.jq.errors import JqParseError
 
 __all__ = ["KEYWORDS", "Token", "fail", "tokenize"]
@@ -31,8 +31,8 @@ class Token(NamedTuple):
     pos: int
 
 
-_ESCAPES_RE: Final = re.compile(r"(?:\\[^u(]|\\u[a-zA-Z0-9]{0,4})+")
-_QQ_TEXT_RE: Final = re.compile(r'[^\\"]+')
+_ESCAPES_RE: Final = LazyPattern(r"(?:\\[^u(]|\\u[a-zA-Z0-9]{0,4})+")
+_QQ_TEXT_RE: Final = LazyPattern(r'[^\\"]+')
 _OPENERS: Final = {"(": ")", "[": "]", "{": "}"}
 _SIMPLE_ESCAPES: Final = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "t": "\t", "n": "\n", "r": "\r"}
 
@@ -114,7 +114,7 @@ def _skip_comment(text: str, i: int) -> int:
 
 # One pattern for the code (non-string) state. Alternatives are ordered so that the first match is flex's
 # longest match: at "." a field, a number, ".." and "." differ by the next character; operators longest first.
-_CODE_RE: Final = re.compile(
+_CODE_RE: Final = LazyPattern(
     r"(?P<ws>[ \r\n\t]+)"
     r"|(?P<ident>(?:[a-zA-Z_][a-zA-Z_0-9]*::)*[a-zA-Z_][a-zA-Z_0-9]*)"
     r"|(?P<binding>\$(?:[a-zA-Z_][a-zA-Z_0-9]*::)*[a-zA-Z_][a-zA-Z_0-9]*)"

@@ -34,10 +34,11 @@ component name to a jq expression that gives one number per instance, in instanc
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
+
+from workload_map._regex import LazyPattern
 
 __all__ = [
     "COPIES",
@@ -248,8 +249,8 @@ def _json_type(value: object) -> str:
 
 # Kubernetes' rule for a container's resource names (k8s.io/kubernetes pkg/apis/core/validation,
 # validateContainerResourceName): a qualified name; without a domain prefix only the standard container resources.
-_NAME: Final = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
-_DNS_LABEL: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_NAME: Final = LazyPattern(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+_DNS_LABEL: Final = LazyPattern(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _STANDARD: Final = frozenset({"cpu", "memory", "ephemeral-storage"})
 
 

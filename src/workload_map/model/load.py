@@ -21,6 +21,7 @@ from typing import Any, Union
 import msgspec
 
 from workload_map._jsontype import json_type
+from workload_map._regex import LazyPattern
 from workload_map.errors import ArgumentTypeError, WorkloadMapError
 from workload_map.model.types import API_VERSION, KIND, Karta
 from workload_map.model.yamlio import (
@@ -311,11 +312,11 @@ def _label(source: DefinitionSource) -> str:
 
 # --- error messages -----------------------------------------------------------------------------------------
 
-_MSGSPEC_PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
-_MSGSPEC_KEY = re.compile(r" - at `key` in `\$(?P<path>[^`]*)`$")
-_UNKNOWN_FIELD = re.compile(r"Object contains unknown field `(?P<name>[^`]*)`")
-_MISSING_FIELD = re.compile(r"Object missing required field `(?P<name>[^`]*)`")
-_EXPECTED = re.compile(r"Expected `(?P<want>[^`]*)`, got `(?P<got>[^`]*)`")
+_MSGSPEC_PATH = LazyPattern(r" - at `\$(?P<path>[^`]*)`$")
+_MSGSPEC_KEY = LazyPattern(r" - at `key` in `\$(?P<path>[^`]*)`$")
+_UNKNOWN_FIELD = LazyPattern(r"Object contains unknown field `(?P<name>[^`]*)`")
+_MISSING_FIELD = LazyPattern(r"Object missing required field `(?P<name>[^`]*)`")
+_EXPECTED = LazyPattern(r"Expected `(?P<want>[^`]*)`, got `(?P<got>[^`]*)`")
 
 
 def _explain(exc: msgspec.ValidationError, source: str, value: Any = None) -> DefinitionError:

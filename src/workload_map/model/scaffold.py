@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from workload_map._regex import LazyPattern
 from workload_map.errors import WorkloadMapError
 
 # Bounds on a hostile schema: the walk stops descending past these (a real CRD is well under them).
@@ -62,9 +63,9 @@ _COMMON_PHASES: dict[str, tuple[str, ...]] = {
     "failed": ("Failed",),
 }
 _STATUS_ORDER = ("initializing", "running", "degraded", "completed", "failed", "suspended", "suspending", "resuming")
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENTIFIER = LazyPattern(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NAME_SUFFIXES = ("GroupSpecs", "GroupSpec", "PodTemplate", "Templates", "Template", "Specs", "Spec")
-_UNPRINTABLE = re.compile(r"[^\x20-\x7e]")
+_UNPRINTABLE = LazyPattern(r"[^\x20-\x7e]")
 
 
 class ScaffoldError(WorkloadMapError, ValueError):

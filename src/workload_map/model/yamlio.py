@@ -24,6 +24,7 @@ import yaml
 
 from workload_map._io import InputError, read_input_text
 from workload_map._limits import MAX_DEPTH, MAX_EXPANDED_NODES, MAX_INPUT_BYTES, MAX_INT_DIGITS, STREAM_TIMEOUT
+from workload_map._regex import LazyPattern
 from workload_map.errors import ArgumentTypeError, WorkloadMapError
 
 try:
@@ -36,14 +37,14 @@ def _resolvers() -> dict[Any, list[tuple[str, Any]]]:
     """PyYAML's implicit resolvers without timestamps and without YAML 1.1's base-60 numbers: `1:30` is the string
     kubectl reads (go-yaml never resolved sexagesimals), not 90; `2026-01-10` stays a string."""
     sexagesimal = {
-        "tag:yaml.org,2002:int": re.compile(
+        "tag:yaml.org,2002:int": LazyPattern(
             r"""^(?:[-+]?0b[0-1_]+
             |[-+]?0[0-7_]+
             |[-+]?(?:0|[1-9][0-9_]*)
             |[-+]?0x[0-9a-fA-F_]+)$""",
             re.X,
         ),
-        "tag:yaml.org,2002:float": re.compile(
+        "tag:yaml.org,2002:float": LazyPattern(
             r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
             |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
             |[-+]?\.(?:inf|Inf|INF)
@@ -232,7 +233,7 @@ def _parse_json(text: str, source: str) -> list[Document | DocumentError] | None
     return [Document(source, 0, value)]
 
 
-_MARKER = re.compile(r"^---(?:[ \t].*)?$")
+_MARKER = LazyPattern(r"^---(?:[ \t].*)?$")
 
 
 def _next_marker(text: str, line: int, *, inclusive: bool) -> int | None:

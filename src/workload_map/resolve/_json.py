@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
@@ -18,6 +17,7 @@ from typing import Any, Final
 import msgspec
 
 from workload_map._limits import MAX_DEPTH, MAX_INT_DIGITS
+from workload_map._regex import LazyPattern
 from workload_map.errors import WorkloadMapError
 
 Path = Sequence[str | int]
@@ -93,7 +93,7 @@ def plain_identity(obj: Mapping[str, Any]) -> bool:
 _MSGPACK = msgspec.msgpack.Encoder()
 # a msgpack float64 (0xcb) whose exponent bits are all set: NaN or an infinity (a match inside a string only
 # costs the closer look)
-_NON_FINITE = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]")
+_NON_FINITE = LazyPattern(rb"\xcb[\x7f\xff][\xf0-\xff]")
 
 
 def _non_finite(value: Any) -> bool:

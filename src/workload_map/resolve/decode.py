@@ -8,10 +8,10 @@ and the field.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from workload_map._jsontype import json_type_phrase
+from workload_map._regex import LazyPattern
 from workload_map.errors import WorkloadMapError
 from workload_map.resolve._json import fast_copy, jq_json
 from workload_map.resolve.results import ValueKind
@@ -19,7 +19,7 @@ from workload_map.resolve.results import ValueKind
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 _INT32_DIGITS = 10
-_DECIMAL = re.compile(r"[+-]?[0-9]+\Z")  # what Go's strconv.ParseInt(s, 10, 32) accepts
+_DECIMAL = LazyPattern(r"[+-]?[0-9]+\Z")  # what Go's strconv.ParseInt(s, 10, 32) accepts
 
 
 class DecodeError(WorkloadMapError, ValueError):

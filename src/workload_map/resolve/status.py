@@ -6,10 +6,10 @@ the conformance recordings call `state`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
+from workload_map._regex import LazyPattern
 from workload_map.errors import ArgumentTypeError
 from workload_map.model import (
     PRIMARY_PHASE_PRECEDENCE,
@@ -33,7 +33,7 @@ ErrorSink = Callable[[ExtractionError], None]
 _PHASE_FIELD = "statusDefinition.phaseDefinition.path"
 _CONDITIONS_FIELD = "statusDefinition.conditionsDefinition.path"
 _MAPPINGS_FIELD = "statusDefinition.statusMappings"
-_LAST_NAME = re.compile(r"\.\s*\"?([A-Za-z_][A-Za-z0-9_-]*)\"?\s*\]?\s*$")
+_LAST_NAME = LazyPattern(r"\.\s*\"?([A-Za-z_][A-Za-z0-9_-]*)\"?\s*\]?\s*$")
 
 
 def primary_phase(phases: tuple[str, ...] | list[str]) -> str:

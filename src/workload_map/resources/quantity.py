@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from fractions import Fraction
 from functools import lru_cache
 from typing import Annotated, Final, Literal
 
 import msgspec
 
+from workload_map._regex import LazyPattern
 from workload_map.errors import ArgumentTypeError, WorkloadMapError
 
 __all__ = [
@@ -82,8 +82,8 @@ _BINARY_BY_POWER: Final = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
 
 # The same language as apimachinery's scanner: sign, digits, optional "." and digits, then the suffix characters,
 # an optional sign and digits. The suffix itself is interpreted afterwards.
-_SCAN: Final = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*[+-]?[0-9]*)")
-_GO_INT: Final = re.compile(r"[+-]?[0-9]+")
+_SCAN: Final = LazyPattern(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*[+-]?[0-9]*)")
+_GO_INT: Final = LazyPattern(r"[+-]?[0-9]+")
 
 _HINT: Final = "write a number with an optional suffix, e.g. 500m, 2, 1.5Gi, 1e3"
 _TOO_LARGE_REASON: Final = f"too large (a quantity must be below 10^{_MAX_DIGITS})"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
+from workload_map._regex import LazyPattern
 
-_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_NAME = LazyPattern(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_DNS_SUBDOMAIN = LazyPattern(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _NAME_CHARS = (
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
 )

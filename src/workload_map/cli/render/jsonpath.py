@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from workload_map._regex import LazyPattern
 from workload_map.errors import WorkloadMapError
 
 __all__ = ["JSONPathError", "Template", "compile_template", "to_text"]
@@ -105,7 +106,7 @@ _Node = _Literal | _Action | _Range
 # --- parsing ----------------------------------------------------------------------------------------------------
 
 _ESCAPES: Final = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'"}
-_NUMBER: Final = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
+_NUMBER: Final = LazyPattern(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
 _NAME_END: Final = frozenset(".[,)=!<> \t\n}")
 
 

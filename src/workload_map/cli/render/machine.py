@@ -4,16 +4,17 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import IO, Any, Final
 
 import msgspec
 import yaml
 
+from workload_map._regex import LazyPattern
+
 # What JSON may carry raw but a terminal must not see: DEL, C1 controls (U+009B is a CSI), the line and paragraph
 # separators, bidirectional overrides. JSON's structure is ASCII, so they only occur inside strings, where \uXXXX
 # is the same character (the C0 controls are escaped by the encoder itself).
-_TERMINAL_UNSAFE: Final = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_TERMINAL_UNSAFE: Final = LazyPattern("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _escape_unsafe(text: str) -> str:

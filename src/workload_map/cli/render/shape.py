@@ -24,10 +24,11 @@ JSON and YAML never go through this: they print the view as it is.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
+
+from workload_map._regex import LazyPattern
 
 if TYPE_CHECKING:
     from workload_map.view import ComponentView, WorkloadView
@@ -68,7 +69,7 @@ def _scale(node: ComponentView) -> int:
     return replicas if replicas is not None else 1
 
 
-_WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+")
+_WORD = LazyPattern(r"[A-Za-z][a-z]*|[0-9]+")
 
 
 def _words(name: str) -> set[str]:
