@@ -71,6 +71,7 @@ class _Node:
     deferred: str | None
     topology: Topology | None
     after: str | None = None
+    first: int = 0  # a layout leaf: the index (`layoutIndex`) of its first pod in its component
     children: list[str] = field(default_factory=list)
     pods: list[str] = field(default_factory=list)
 
@@ -101,6 +102,7 @@ class _Tree:
         self.replica_selector = self._replica_selector()
         self.listed: list[_Listed] = []
         self.nodes: dict[str, _Node] = {}
+        self.layout_leaves: dict[str, list[str]] | None = None  # component -> its leaves, when a layout is used
         self._role_cache: dict[tuple[Any, Any], tuple[GangRole, ...]] = {}
 
     # -- evaluation of the annotation's expressions on the workload
@@ -176,9 +178,182 @@ class _Tree:
                 )
             rule = self.rules.sub_groups.get(component) or SubGroupRule(component)
             self.listed.append(_Listed(component, rule, _topology(sub_group.topology, where)))
+        if self._build_layout():
+            return
         for listed in self.listed:  # once every listed component is known (nesting depends on it)
             self._nodes_of(listed, names)
         self._nest()
+
+    # -- a layout: the tree written out by the definition (segments of a component's pods)
+
+    def _build_layout(self) -> bool:
+        """The annotation's `layout`, when it gives a tree: its nodes are the sub-groups (they replace the listed
+        components' own); False when it is unset or null."""
+        if self.rules.layout is None:
+            return False
+        where = f"{_ANNOTATION}.layout"
+        value = self._values(self.rules.layout, 1, where)[0]
+        if value is None:
+            return False
+        if not isinstance(value, list) or not value:
+            raise GangError(f"{where}: expected null or a non-empty list of sub-groups, got {value!r}")
+        entries: list[tuple[str, Mapping[str, Any]]] = []
+        written: list[tuple[str, Mapping[str, Any]]] = []
+        for index, entry in enumerate(value):
+            here = f"{where}[{index}]"
+            if not isinstance(entry, Mapping):
+                raise GangError(f"{here}: expected a mapping (name, parent, component, minMember, ...), got {entry!r}")
+            unknown = sorted(set(entry) - _LAYOUT_KEYS)
+            if unknown:
+                raise GangError(f"{here}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_LAYOUT_KEYS))})")
+            written.extend(self._segments(entry, here))
+        for here, entry in written:
+            name = entry.get("name")
+            if not isinstance(name, str) or not is_dns1123_label(name):
+                raise GangError(f"{here}.name: expected a sub-group name (a DNS label), got {name!r}")
+            if name in self.nodes:
+                raise GangError(f"{here}.name: sub-group {name} is listed twice")
+            self.nodes[name] = self._layout_node(name, entry, here)
+            entries.append((here, entry))
+        for here, entry in entries:
+            node = self.nodes[entry["name"]]
+            if node.parent is None:
+                continue
+            parent = self.nodes.get(node.parent)
+            if parent is None or parent.name == node.name:
+                raise GangError(f"{here}.parent: {node.parent!r} is not a sub-group of the layout listed before it")
+            parent.children.append(node.name)
+        leaves: dict[str, list[str]] = {}
+        for here, entry in entries:
+            node = self.nodes[entry["name"]]
+            if node.children:
+                if node.minimum or entry.get("minMember") is not None:
+                    raise GangError(f"{here}: sub-group {node.name} has sub-groups under it: it takes minSubGroup")
+                node.min_member = None
+                if node.min_sub_group is None:
+                    node.min_sub_group = len(node.children)
+                node.component = _common([self.nodes[child].component for child in node.children], self.summary.root)
+                continue
+            if not node.minimum:
+                raise GangError(f"{here}: leaf {node.name} needs a component and a count (the pods it holds)")
+            leaves.setdefault(node.component, []).append(node.name)
+        self.layout_leaves = leaves
+        return True
+
+    def _segments(self, entry: Mapping[str, Any], here: str) -> list[tuple[str, Mapping[str, Any]]]:
+        """A layout entry with `segments`: its pods, in index order, cut into leaves of that many pods (the last
+        shorter), `<name>-<k>`; the first ceil(minMember / segments) are required whole, the others not at all (as
+        KAI cuts a PyTorchJob's workers). The leaves go under the entry (`segmentParent`, default) or in its place."""
+        size = self._count(entry.get("segments"), f"{here}.segments")
+        if size is None:
+            return [(here, entry)]
+        name = entry.get("name")
+        if size < 1:
+            raise GangError(f"{here}.segments: expected at least 1 pod per segment, got {size}")
+        if not isinstance(name, str) or not name:
+            raise GangError(f"{here}.name: expected a sub-group name (a DNS label), got {name!r}")
+        total = self._count(entry.get("count"), f"{here}.count", nullable=False) or 0
+        minimum = self._count(entry.get("minMember"), f"{here}.minMember")
+        minimum = total if minimum is None else minimum
+        first = self._count(entry.get("first"), f"{here}.first") or 0
+        start = self._count(entry.get("segmentStart"), f"{here}.segmentStart") or 0
+        pieces = -(-total // size)
+        if pieces == 0:
+            raise GangError(f"{here}: sub-group {name} has no pods to cut into segments (count 0)")
+        if pieces > _MAX_SEGMENTS:
+            raise GangError(f"{here}: {pieces} segments of {name}; at most {_MAX_SEGMENTS}")
+        required = -(-minimum // size)
+        under_entry = entry.get("segmentParent", True)
+        if not isinstance(under_entry, bool):
+            raise GangError(f"{here}.segmentParent: expected true or false, got {under_entry!r}")
+        parent = entry.get("parent")
+        out: list[tuple[str, Mapping[str, Any]]] = []
+        if under_entry:
+            out.append((here, {"name": name, "parent": parent, "minSubGroup": entry.get("minSubGroup")}))
+            parent = name
+        shared = {key: value for key, value in entry.items() if key in _SEGMENT_SHARED}
+        for piece in range(pieces):
+            pods = min(size, total - piece * size)
+            out.append(
+                (
+                    f"{here} (segment {start + piece})",
+                    {
+                        **shared,
+                        "name": f"{name}-{start + piece}",
+                        "parent": parent,
+                        "first": first + piece * size,
+                        "count": pods,
+                        "minMember": pods if piece < required else 0,
+                    },
+                )
+            )
+        return out
+
+    def _layout_node(self, name: str, entry: Mapping[str, Any], here: str) -> _Node:
+        parent = entry.get("parent")
+        if parent is not None and not isinstance(parent, str):
+            raise GangError(f"{here}.parent: expected a sub-group name, got {parent!r}")
+        min_sub_group = self._count(entry.get("minSubGroup"), f"{here}.minSubGroup")
+        component = entry.get("component")
+        instance = entry.get("instance")
+        if instance is not None and not isinstance(instance, str):
+            raise GangError(f"{here}.instance: expected an instance id (a string), got {instance!r}")
+        minimum: dict[Role, int] = {}
+        desired: dict[Role, int] = {}
+        count = 0
+        min_member: int | None = None
+        if component is not None:
+            if not isinstance(component, str) or component not in self.summary.definitions:
+                raise GangError(
+                    f"{here}.component: {component!r} is not a component; components: "
+                    f"{', '.join(self.summary.definitions)}"
+                )
+            count = self._count(entry.get("count"), f"{here}.count", nullable=False) or 0
+            min_member = self._count(entry.get("minMember"), f"{here}.minMember")
+            min_member = count if min_member is None else min_member
+            role = self._layout_role(component, instance, here)
+            minimum, desired = {role: min_member}, {role: count}
+        elif entry.get("count") is not None:
+            raise GangError(f"{here}: count needs component (whose pods the leaf holds)")
+        after = entry.get("after")
+        if after is not None and (not isinstance(after, str) or after not in self.summary.definitions):
+            raise GangError(f"{here}.after: expected a component name, got {after!r}")
+        topology = entry.get("topology")
+        return _Node(
+            name=name,
+            component=component or self.summary.root,
+            instance=instance,
+            replica=None,
+            parent=parent,
+            min_member=min_member,
+            min_sub_group=min_sub_group,
+            explicit_min_sub_group=min_sub_group is not None,
+            count=count,
+            minimum=minimum,
+            desired=desired,
+            deferred=self._reason(entry.get("deferred"), f"{here}.deferred"),
+            topology=_layout_topology(topology, f"{here}.topology") if topology is not None else None,
+            after=after,
+            first=self._count(entry.get("first"), f"{here}.first") or 0,
+        )
+
+    def _layout_role(self, component: str, instance: str | None, here: str) -> Role:
+        """The (component, instance) a layout leaf's pods are: the component's one role, or the named instance's."""
+        keying = Keying(
+            self.definition.name,
+            PodGroupMember(component_name=component),
+            None,
+            self.replicated,
+            None,
+            self.replica_selector,
+        )
+        _, desired = self.builder.counts(keying, instance)
+        roles = [role for role in desired if role[0] == component and (instance is None or role[1] == instance)]
+        if len(roles) != 1:
+            what = f"instance {instance} of {component}" if instance is not None else f"component {component}"
+            found = ", ".join(role[1] for role in roles) or "none"
+            raise GangError(f"{here}: {what} has {len(roles)} pod roles ({found}): name one with instance")
+        return roles[0]
 
     def _label(self, text: str, what: str) -> str:
         label = text if is_dns1123_label(text) else to_dns1123_label(text)
@@ -429,7 +604,11 @@ class _Tree:
             if root_min is not None:
                 # A root minimum counts every member; until a deferred one exists its pods are not waited for
                 # (KAI leaves an MPIJob's delayed launcher out the same way).
-                later = sum(self._cost(nodes, n, None) for n in top if not active[n])
+                later = sum(
+                    self._cost(nodes, n, None)
+                    for n, node in nodes.items()
+                    if not active[n] and (node.parent is None or active[node.parent])
+                )  # the topmost deferred nodes, wherever they are (an LWS segment's workers are under segment-0)
                 min_sub_group = None
                 min_member = max(0, root_min - later)
                 available = sum(self._available(nodes, n, active) for n in active_top)
@@ -562,6 +741,35 @@ class _Tree:
         if roles is None:  # the leaves of one replicatedJob's Jobs have the same roles: made once
             roles = self._role_cache[key] = make_roles(self.builder, minimum, node.desired)
         return roles
+
+
+_SEGMENT_SHARED = frozenset({"component", "instance", "deferred", "after", "topology"})
+_LAYOUT_KEYS = frozenset(
+    {"name", "parent", "first", "count", "minMember", "minSubGroup", "segments", "segmentStart", "segmentParent"}
+    | _SEGMENT_SHARED
+)
+_MAX_SEGMENTS = 10_000  # KAI's own bound on the segments of one group
+
+
+def _common(components: Sequence[str], root: str) -> str:
+    """The component of a layout parent: its children's, when they share one, else the workload's root."""
+    found = set(components)
+    return components[0] if len(found) == 1 else root
+
+
+def _layout_topology(value: Any, where: str) -> Topology:
+    if not isinstance(value, Mapping):
+        raise GangError(f"{where}: expected a mapping (topology, requiredTopologyLevel, preferredTopologyLevel)")
+    found = _topology(
+        TopologyConstraint(
+            topology_name=str(value.get("topology") or ""),
+            required_topology_level=str(value.get("requiredTopologyLevel") or ""),
+            preferred_topology_level=str(value.get("preferredTopologyLevel") or ""),
+        ),
+        where,
+    )
+    assert found is not None  # a constraint was given
+    return found
 
 
 def _copy(node: _Node, pods: list[str]) -> _Node:
@@ -750,6 +958,8 @@ def _node_of(
     tree: _Tree, query: PodQuerier, component: str, instance: str | None, where: str
 ) -> tuple[str | None, str | None]:
     """(the deepest node the pod falls in, None), or (None, why it falls in none)."""
+    if tree.layout_leaves is not None:
+        return _layout_leaf_of(tree, query, component, instance, where)
     summary = tree.summary
     deepest = sorted(tree.listed, key=lambda listed: -len(summary.ancestors(listed.component)))
     for listed in deepest:
@@ -780,3 +990,35 @@ def _node_of(
             return leaf, None
         return found, None
     return None, None  # a pod of no listed component is in the gang, in no sub-group (as KAI places it)
+
+
+def _layout_leaf_of(
+    tree: _Tree, query: PodQuerier, component: str, instance: str | None, where: str
+) -> tuple[str | None, str | None]:
+    """The layout leaf of a pod: of its component (and instance), the one whose index range holds the pod's
+    `layoutIndex`."""
+    assert tree.layout_leaves is not None
+    leaves = [
+        name
+        for name in tree.layout_leaves.get(component, [])
+        if tree.nodes[name].instance is None or tree.nodes[name].instance == instance
+    ]
+    if not leaves:
+        return None, None  # a pod of a component the layout does not split: in the gang, in no sub-group
+    expression = tree.rules.layout_index
+    if expression is None:
+        if len(leaves) == 1:
+            return leaves[0], None
+        return None, f"pod {where}: {component} has {len(leaves)} sub-groups and the definition gives no layoutIndex"
+    try:
+        text = query.single_string(expression, "layout index")
+    except SelectorError as error:
+        return None, f"pod {where}: {error}"
+    if not text.isdigit():
+        return None, f"pod {where}: layout index {text!r} is not a whole number"
+    index = int(text)
+    for name in leaves:
+        node = tree.nodes[name]
+        if node.first <= index < node.first + node.count:
+            return name, None
+    return None, f"pod {where}: index {index} of {component} is in no sub-group (the spec asks for fewer pods)"

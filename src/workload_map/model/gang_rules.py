@@ -13,6 +13,8 @@ metadata:
       gangKey: <jq on the pod>         # or: one gang per value this gives on the pods (a CronJob's Job run)
       minMember: <jq>                  # root: the pods required, alongside the sub-groups (null: not set)
       minSubGroup: <jq>                # root: the top-level sub-groups required (null: every one not deferred)
+      layout: <jq>                     # null: the sub-groups below; a list: each gang's tree, node by node
+      layoutIndex: <jq on the pod>     # a pod's index in its component (places it in a layout leaf)
       subGroups:
         <componentName>:               # a gangScheduling.podGroup.subGroups[].componentName
           name: headgroup              # the sub-group's name (default: the component's; per instance: the id)
@@ -49,8 +51,8 @@ __all__ = [
 
 GANG_RULES: Final = "workloadmap.io/gang"
 
-_ROOT_EXPRESSIONS: Final = ("noGang", "minMember", "minSubGroup")
-_ROOT_KEYS: Final = frozenset({"gangPerReplicaOf", "gangKey", "subGroups", *_ROOT_EXPRESSIONS})
+_ROOT_EXPRESSIONS: Final = ("noGang", "minMember", "minSubGroup", "layout")
+_ROOT_KEYS: Final = frozenset({"gangPerReplicaOf", "gangKey", "layoutIndex", "subGroups", *_ROOT_EXPRESSIONS})
 _GROUP_EXPRESSIONS: Final = ("minMember", "replicas", "replicaKey", "minSubGroup", "deferred")
 _GROUP_KEYS: Final = frozenset({"name", "perInstance", "after", *_GROUP_EXPRESSIONS})
 _MAX_TEXT: Final = 64 * 1024
@@ -81,6 +83,8 @@ class GangRules:
     gang_per_replica_of: str | None = None
     gang_key: str | None = None
     sub_groups: Mapping[str, SubGroupRule] = field(default_factory=dict)
+    layout: str | None = None
+    layout_index: str | None = None
 
 
 def gang_rules(annotations: Mapping[str, str] | None) -> GangRules | None:
@@ -99,12 +103,19 @@ def gang_rule_expressions(annotations: Mapping[str, str] | None) -> Iterator[tup
     if rules is None:
         return
     where = f'metadata.annotations["{GANG_RULES}"]'
-    root = (("noGang", rules.no_gang), ("minMember", rules.min_member), ("minSubGroup", rules.min_sub_group))
+    root = (
+        ("noGang", rules.no_gang),
+        ("minMember", rules.min_member),
+        ("minSubGroup", rules.min_sub_group),
+        ("layout", rules.layout),
+    )
     for key, expression in root:
         if expression:
             yield f"{where}.{key}", expression, False
     if rules.gang_key:
         yield f"{where}.gangKey", rules.gang_key, True
+    if rules.layout_index:
+        yield f"{where}.layoutIndex", rules.layout_index, True
     for component, rule in rules.sub_groups.items():
         here = f"{where}.subGroups.{component}"
         for key, expression in (
@@ -159,6 +170,9 @@ def _parse(text: str) -> tuple[GangRules | None, list[str]]:
         problems.append("gangPerReplicaOf: expected a component name")
         per_replica = None
     gang_key = _expression(value.get("gangKey"), "gangKey", problems)
+    layout_index = _expression(value.get("layoutIndex"), "layoutIndex", problems)
+    if layout_index is not None and root["layout"] is None:
+        problems.append("layoutIndex: needs layout (it places pods in the layout's leaves)")
     if gang_key is not None and per_replica is not None:
         problems.append("gangKey and gangPerReplicaOf exclude each other (each splits the pods into gangs)")
     groups_in = value.get("subGroups")
@@ -179,6 +193,8 @@ def _parse(text: str) -> tuple[GangRules | None, list[str]]:
             gang_per_replica_of=per_replica,
             gang_key=gang_key,
             sub_groups=groups,
+            layout=root["layout"],
+            layout_index=layout_index,
         ),
         [],
     )

@@ -1,0 +1,218 @@
+"""Segments: a component's pods cut into sub-groups of a fixed size, as KAI cuts an LWS group (`subGroupPolicy`,
+`kai.scheduler/segment-size`) and a PyTorchJob's workers (the segment-size annotation on the Worker template), written
+in the `workloadmap.io/gang` annotation's `layout` (docs/gang.md). KAI's own shapes for the same objects are the
+parity fixtures (tests/fixtures/kai, test_kai_parity.py); these tests cover what the fixtures do not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.fixtures.gang import obj, pods, workload
+from workload_map.catalog import builtin_registry
+from workload_map.gang import GangError, export, joined_pod, plan
+from workload_map.model import Karta, dump_yaml, karta_from_dict
+from workload_map.resolve import Workload
+from workload_map.validation import validate
+
+SUBGROUP_LABEL = "kai.scheduler/subgroup-name"
+
+
+def _lws(size: int, **template: Any) -> dict[str, Any]:
+    value = obj("leaderworkerset")
+    value["spec"]["leaderWorkerTemplate"]["size"] = size
+    value["spec"]["leaderWorkerTemplate"].update(template)
+    return value
+
+
+def _kai(value: dict[str, Any], kind: str = "leaderworkerset") -> dict[str, Any]:
+    spec: dict[str, Any] = export(plan(workload(kind, value).resolve()), "kai")[0]["spec"]
+    return spec
+
+
+LEADER_WORKER_5_BY_2 = {
+    "minMember": 5,
+    "subGroups": [
+        {"name": "segment-0", "minSubGroup": 2},
+        {"name": "leader", "parent": "segment-0", "minMember": 1},
+        {"name": "workers", "parent": "segment-0", "minMember": 2},
+        {"name": "segment-1", "minMember": 2},
+    ],
+}
+
+
+def test_lws_sub_group_size_cuts_each_group_into_segments_with_the_leader_in_the_first() -> None:
+    assert _kai(_lws(5, subGroupPolicy={"subGroupSize": 2})) == LEADER_WORKER_5_BY_2
+
+
+def test_kais_segment_size_annotation_on_the_lws_or_its_worker_template_does_the_same() -> None:
+    on_lws = _lws(5)
+    on_lws["metadata"].setdefault("annotations", {})["kai.scheduler/segment-size"] = "2"
+    assert _kai(on_lws) == LEADER_WORKER_5_BY_2
+    on_template = _lws(5)
+    on_template["spec"]["leaderWorkerTemplate"]["workerTemplate"].setdefault("metadata", {})["annotations"] = {
+        "kai.scheduler/segment-size": "2"
+    }
+    assert _kai(on_template) == LEADER_WORKER_5_BY_2
+
+
+def test_a_segment_as_large_as_the_group_is_one_parent_over_leader_and_workers() -> None:
+    assert _kai(_lws(4, subGroupPolicy={"subGroupSize": 4})) == {
+        "minMember": 4,
+        "subGroups": [
+            {"name": "segment-0", "minSubGroup": 2},
+            {"name": "leader", "parent": "segment-0", "minMember": 1},
+            {"name": "workers", "parent": "segment-0", "minMember": 3},
+        ],
+    }
+
+
+def test_leader_excluded_gives_the_leader_a_leaf_and_flat_worker_segments() -> None:
+    spec = _kai(_lws(7, subGroupPolicy={"subGroupSize": 3, "subGroupPolicyType": "LeaderExcluded"}))
+    assert spec == {
+        "minMember": 7,
+        "subGroups": [
+            {"name": "leader", "minMember": 1},
+            {"name": "segment-0", "minMember": 3},
+            {"name": "segment-1", "minMember": 3},
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        ({"subGroupPolicy": {"subGroupSize": 1}}, "segment size 1 must be greater than 1"),
+        ({"subGroupPolicy": {"subGroupSize": 6}}, "segment size 6 is greater than the group size 5"),
+        (
+            {"subGroupPolicy": {"subGroupSize": 3, "subGroupPolicyType": "LeaderExcluded"}},
+            "LeaderExcluded needs size - 1 (4) to be a multiple of the segment size 3",
+        ),
+    ],
+)
+def test_segments_kai_refuses_are_refused_with_the_reason(template: dict[str, Any], message: str) -> None:
+    with pytest.raises(GangError, match="layout") as raised:
+        plan(workload("leaderworkerset", _lws(5, **template)).resolve())
+    assert message in str(raised.value)
+
+
+def test_pods_join_their_segment_by_worker_index() -> None:
+    value = _lws(4, subGroupPolicy={"subGroupSize": 2})  # 3 workers, not a multiple of 2: leader + worker 1 first
+    listed = pods("leaderworkerset")
+    gang_plan = plan(workload("leaderworkerset", value).resolve(), listed)
+    assert not gang_plan.unplaced
+    placed = {
+        (
+            pod["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/group-index"],
+            pod["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/worker-index"],
+        ): joined_pod(gang_plan, pod, "kai")["metadata"]["labels"][SUBGROUP_LABEL]
+        for pod in listed
+    }
+    assert placed == {
+        (group, index): leaf
+        for group in ("0", "1")
+        for index, leaf in (("0", "leader"), ("1", "workers"), ("2", "segment-1"), ("3", "segment-1"))
+    }
+
+
+def test_leader_ready_segments_wait_for_the_leader_alone_until_it_is_scheduled() -> None:
+    value = _lws(5, subGroupPolicy={"subGroupSize": 2})
+    value["spec"]["startupPolicy"] = "LeaderReady"
+    gang_plan = plan(workload("leaderworkerset", value).resolve())
+    first = gang_plan.gangs[0]
+    assert first.min_member == 1
+    assert {group.name: group.deferred is not None for group in first.sub_groups} == {
+        "segment-0": False,
+        "leader": False,
+        "workers": True,
+        "segment-1": True,
+    }
+    assert export(gang_plan, "kai")[0]["spec"] == {
+        "minMember": 1,
+        "subGroups": [
+            {"name": "segment-0", "minSubGroup": 1},
+            {"name": "leader", "parent": "segment-0", "minMember": 1},
+        ],
+    }
+
+
+def _pytorchjob(workers: int, size: str, **annotations: str) -> dict[str, Any]:
+    value = obj("pytorchjob")
+    worker = value["spec"]["pytorchReplicaSpecs"]["Worker"]
+    worker["replicas"] = workers
+    worker["template"].setdefault("metadata", {})["annotations"] = {"kai.scheduler/segment-size": size, **annotations}
+    return value
+
+
+def test_pytorchjob_segments_carry_kais_segment_topology_annotations() -> None:
+    value = _pytorchjob(
+        5,
+        "2",
+        **{
+            "kai.scheduler/topology": "gb200",
+            "kai.scheduler/segment-topology-required-placement": "nvidia.com/gpu.clique",
+        },
+    )
+    value["spec"]["runPolicy"] = {"schedulingPolicy": {"minAvailable": 4}}  # master + 3 workers: 2 segments whole
+    spec = _kai(value, "pytorchjob")
+    topology = {"topology": "gb200", "requiredTopologyLevel": "nvidia.com/gpu.clique"}
+    assert spec == {
+        "minMember": 4,
+        "subGroups": [
+            {"name": "master", "minMember": 1},
+            {"name": "worker", "minSubGroup": 3},
+            {"name": "worker-0", "parent": "worker", "minMember": 2, "topologyConstraint": topology},
+            {"name": "worker-1", "parent": "worker", "minMember": 2, "topologyConstraint": topology},
+            {"name": "worker-2", "parent": "worker", "minMember": 0, "topologyConstraint": topology},
+        ],
+    }
+
+
+def test_a_segment_size_that_is_not_a_number_is_refused() -> None:
+    with pytest.raises(GangError, match="layout"):
+        plan(workload("pytorchjob", _pytorchjob(4, "two")).resolve())
+
+
+# --- the layout itself: checked where it is written -----------------------------------------------------------------
+
+
+def _jobset_definition(annotation: str) -> Karta:
+    resolved = builtin_registry().for_object(obj("jobset"))
+    assert resolved is not None
+    document: dict[str, Any] = yaml.safe_load(dump_yaml(resolved.karta))
+    document["metadata"]["annotations"]["workloadmap.io/gang"] = annotation
+    return karta_from_dict(document)
+
+
+def _jobset_with(annotation: str) -> Workload:
+    return Workload(_jobset_definition(annotation), obj("jobset"))
+
+
+@pytest.mark.parametrize(
+    ("layout", "message"),
+    [
+        ("'{}'", "expected null or a non-empty list of sub-groups"),
+        ("'[{name: \"a\", colour: 1}]'", "unknown key 'colour'"),
+        ("'[{name: \"A b\"}]'", "expected a sub-group name (a DNS label)"),
+        (
+            '\'[{name: "a", parent: "b", component: "replicatedjob", instance: "driver", count: 1}]\'',
+            "'b' is not a sub-group",
+        ),
+        ("'[{name: \"a\"}]'", "leaf a needs a component and a count"),
+        ('\'[{name: "a", component: "ghost", count: 1}]\'', "'ghost' is not a component"),
+        ('\'[{name: "a", component: "replicatedjob", count: 2, segments: 0}]\'', "at least 1 pod per segment"),
+    ],
+)
+def test_a_malformed_layout_is_refused_naming_its_field(layout: str, message: str) -> None:
+    with pytest.raises(GangError) as raised:
+        plan(_jobset_with(f"layout: {layout}").resolve())
+    assert "workloadmap.io/gang" in str(raised.value) and message in str(raised.value)
+
+
+def test_a_null_layout_keeps_the_sub_groups_and_layout_index_needs_a_layout() -> None:
+    unchanged = plan(_jobset_with("layout: 'null'\nsubGroups: {replicatedjob: {perInstance: true}}").resolve())
+    assert [group.name for group in unchanged.gangs[0].sub_groups] == ["driver", "workers"]
+    findings = validate(_jobset_definition("layoutIndex: .metadata.name"))
+    assert [f.message for f in findings if "layoutIndex: needs layout" in f.message]
