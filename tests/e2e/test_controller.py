@@ -635,6 +635,218 @@ def test_the_karta_webhooks_reject_label_and_guard_the_root_kind(
             kube.delete(path)
 
 
+def _served_certificate(port: int) -> tuple[int, str]:
+    """The serial and issuer of the certificate the webhook server presents now (a fresh handshake)."""
+    import ssl
+
+    from cryptography import x509
+
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, context.wrap_socket(raw) as tls:
+        der = tls.getpeercert(binary_form=True)
+    assert der is not None
+    cert = x509.load_der_x509_certificate(der)
+    return cert.serial_number, cert.issuer.rfc4514_string()
+
+
+def test_rotated_certificates_keep_admission_working(
+    kube: httpx.Client, kartas: list[str], start_controller: Callable[..., Controller]
+) -> None:
+    """Auto mode with 15 s certificates checked every second: for 40 s every invalid Karta is rejected (the API
+    server trusted each certificate served, through renewals by one CA and the switch to the next CA), the
+    server presented new certificates without a restart, and the configurations' caBundle follows the CA."""
+    pytest.importorskip("cryptography")
+    import base64
+
+    from cryptography import x509
+
+    port = _free_port()
+    configuration = f"wmap-e2e-{uuid.uuid4().hex[:6]}"
+    controller = start_controller(
+        "--leader-elect=false",
+        "--pod-grouper=false",
+        "--karta-operator=false",
+        "--webhook-port",
+        str(port),
+        "--webhook-url",
+        f"https://127.0.0.1:{port}",
+        "--webhook-configuration-name",
+        configuration,
+        "--webhook-cert-validity",
+        "15s",
+        "--webhook-cert-check-interval",
+        "1s",
+    )
+    validating = f"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/{configuration}"
+    suffix = uuid.uuid4().hex[:8]
+    group = f"ctrl{suffix}.example.com"
+
+    def post_invalid(attempt: int) -> httpx.Response:
+        return kube.post(KARTAS, json=_karta(f"rotating-{suffix}-{attempt}", group, broken=True))
+
+    try:
+
+        def first_rejection() -> bool:
+            answer = post_invalid(0)
+            if answer.status_code == 201:  # before the API server saw the configuration
+                kube.delete(f"{KARTAS}/rotating-{suffix}-0")
+                return False
+            return answer.status_code == 422
+
+        eventually(first_rejection, "the first invalid Karta rejected", [controller])
+        served: list[tuple[int, str]] = []
+        bundles: set[str] = set()
+        deadline = time.monotonic() + 40
+        attempt = 0
+        while time.monotonic() < deadline:
+            attempt += 1
+            answer = post_invalid(attempt)
+            if answer.status_code == 201:
+                kartas.append(f"rotating-{suffix}-{attempt}")
+            assert answer.status_code == 422, (
+                f"attempt {attempt} admitted (the API server could not call the webhook): {answer.text}\n"
+                + controller.output()[-3000:]
+            )
+            assert 'admission webhook "kartas.validate.workloadmap.io" denied the request' in answer.json()["message"]
+            served.append(_served_certificate(port))
+            bundles.add(expect(kube.get(validating))["webhooks"][0]["clientConfig"]["caBundle"])
+            time.sleep(0.5)
+        serials = {serial for serial, _ in served}
+        issuers = [issuer for _, issuer in served]
+        assert len(serials) >= 3, served  # renewed while running, no restart
+        assert len(set(issuers)) >= 2, issuers  # and signed by the next CA once it was published
+        assert len(bundles) >= 2
+        newest = base64.b64decode(expect(kube.get(validating))["webhooks"][0]["clientConfig"]["caBundle"])
+        subjects = [ca.subject.rfc4514_string() for ca in x509.load_pem_x509_certificates(newest)]
+        assert issuers[-1] in subjects  # the CA signing now is in the configuration
+        assert controller.process.poll() is None and "serving certificate" in controller.output()
+    finally:
+        kube.delete(validating)
+        kube.delete(validating.replace("validatingwebhookconfigurations", "mutatingwebhookconfigurations"))
+
+
+def test_in_cluster_the_configurations_call_the_service(
+    kube: httpx.Client, start_controller: Callable[..., Controller], tmp_path: Path
+) -> None:
+    """`--webhook-service-name`: the configurations the API server stores call the Service (no url), with the CA
+    of a serving certificate made for the Service's DNS names. (The test server has no Service network, so the
+    calls themselves are the url tests'.)"""
+    pytest.importorskip("cryptography")
+    import base64
+
+    from cryptography import x509
+
+    configuration = f"wmap-e2e-{uuid.uuid4().hex[:6]}"
+    certs = tmp_path / "service-certs"
+    controller = start_controller(
+        "--leader-elect=false",
+        "--karta-operator=false",
+        "--webhook-service-name",
+        "workload-map-controller",
+        "--webhook-service-namespace",
+        "workload-map-system",
+        "--webhook-cert-dir",
+        str(certs),
+        "--webhook-configuration-name",
+        configuration,
+    )
+    paths = [
+        f"/apis/admissionregistration.k8s.io/v1/{plural}/{configuration}"
+        for plural in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations")
+    ]
+    try:
+        eventually(lambda: all(kube.get(p).status_code == 200 for p in paths), "the configurations", [controller])
+        validating, mutating = (expect(kube.get(p)) for p in paths)
+        hooks = validating["webhooks"] + mutating["webhooks"]
+        assert [h["clientConfig"]["service"]["path"] for h in hooks] == [
+            "/validate-karta",
+            "/mutate-karta",
+            "/mutate-pod",
+        ]
+        for hook in hooks:
+            assert "url" not in hook["clientConfig"]
+            assert hook["clientConfig"]["service"] | {"path": ""} == {
+                "namespace": "workload-map-system",
+                "name": "workload-map-controller",
+                "port": 443,
+                "path": "",
+            }
+        bundle = x509.load_pem_x509_certificates(base64.b64decode(hooks[0]["clientConfig"]["caBundle"]))
+        serving = x509.load_pem_x509_certificate((certs / "tls.crt").read_bytes())
+        assert serving.issuer in [ca.subject for ca in bundle]
+        names = serving.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        assert names.get_values_for_type(x509.DNSName) == [
+            "workload-map-controller.workload-map-system.svc",
+            "workload-map-controller.workload-map-system.svc.cluster.local",
+        ]
+    finally:
+        for path in paths:
+            kube.delete(path)
+
+
+def test_manual_certificates_are_read_again_when_they_change(
+    kube: httpx.Client, kartas: list[str], start_controller: Callable[..., Controller], tmp_path: Path
+) -> None:
+    """`--webhook-cert-mode manual` (a mounted Secret, cert-manager): the test writes the files and the
+    configurations (with both CAs, as cert-manager's injector would during a renewal); when the files are replaced
+    by a certificate of another CA, the server presents it without a restart and the API server's calls go on."""
+    pytest.importorskip("cryptography")
+    import shutil
+
+    from workload_map.controller.certs import ensure_certificates
+    from workload_map.controller.webhook import Registration, configurations
+
+    mounted, other = tmp_path / "mounted", tmp_path / "renewed"
+    first = ensure_certificates(mounted, ["127.0.0.1"]).certificate
+    second = ensure_certificates(other, ["127.0.0.1"]).certificate
+    port = _free_port()
+    configuration = f"wmap-e2e-{uuid.uuid4().hex[:6]}"
+    for body in configurations(
+        Registration(configuration, url=f"https://127.0.0.1:{port}"), first.ca_pem + second.ca_pem
+    ):
+        kind = body["kind"].lower()
+        expect(kube.post(f"/apis/admissionregistration.k8s.io/v1/{kind}s", json=body), 201)
+    controller = start_controller(
+        "--leader-elect=false",
+        "--pod-grouper=false",
+        "--karta-operator=false",
+        "--webhook-port",
+        str(port),
+        "--webhook-cert-mode",
+        "manual",
+        "--webhook-cert-dir",
+        str(mounted),
+        "--webhook-cert-check-interval",
+        "1s",
+    )
+    suffix = uuid.uuid4().hex[:8]
+    group = f"ctrl{suffix}.example.com"
+    attempts = iter(range(1000))
+
+    def rejected() -> bool:
+        name = f"manual-{suffix}-{next(attempts)}"
+        answer = kube.post(KARTAS, json=_karta(name, group, broken=True))
+        if answer.status_code == 201:
+            kartas.append(name)
+            return False
+        return answer.status_code == 422
+
+    try:
+        eventually(rejected, "the webhook called with the first certificate", [controller])
+        before = _served_certificate(port)
+        for name in ("tls.crt", "tls.key", "ca.crt"):
+            shutil.copyfile(other / name, mounted / name)
+        eventually(lambda: _served_certificate(port) != before, "the new certificate served", [controller])
+        assert _served_certificate(port)[1] != before[1]  # of the other CA
+        assert rejected(), "the API server could not call the webhook after the files changed"
+        assert controller.process.poll() is None
+    finally:
+        for plural in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations"):
+            kube.delete(f"/apis/admissionregistration.k8s.io/v1/{plural}/{configuration}")
+
+
 @pytest.mark.parametrize("scheduler", ["workload", "kai"])
 def test_the_pod_webhook_links_pods_at_creation(
     scheduler: str,

@@ -36,6 +36,13 @@ def test_boolean_flags_take_a_value(flags: list[str], leader: bool, dry: bool) -
     assert (options.leader_elect, options.dry_run) == (leader, dry)
 
 
+def test_durations() -> None:
+    options = parse_options(["--webhook-cert-validity", "2h", "--webhook-cert-check-interval", "90"])
+    assert (options.webhook_cert_validity, options.webhook_cert_check_interval) == (7200.0, 90.0)
+    assert parse_options(["--webhook-cert-validity", "1d"]).webhook_cert_validity == 86400.0
+    assert parse_options([]).webhook_cert_validity == 365 * 86400.0
+
+
 def test_namespaces_are_a_sorted_set() -> None:
     assert parse_options(["--namespaces", "b, a,,b"]).namespaces == ("a", "b")
 
@@ -48,6 +55,15 @@ def test_namespaces_are_a_sorted_set() -> None:
         (["--renew-deadline", "20"], "--renew-deadline must be shorter than --lease-duration"),
         (["--retry-period", "0"], "argument --retry-period: expected a positive number of seconds, got '0'"),
         (["--dashboard-bind-address", "8082"], "--dashboard-bind-address: bind address '8082': expected [HOST]:PORT"),
+        (["--webhook-cert-validity", "soon"], "argument --webhook-cert-validity: expected a duration such as 8760h"),
+        (
+            ["--webhook-cert-validity", "30s", "--webhook-cert-check-interval", "10s"],
+            "--webhook-cert-check-interval must be well under a third of --webhook-cert-validity",
+        ),
+        (
+            ["--webhook-url", "https://x:1", "--webhook-service-name", "wmap"],
+            "--webhook-url and --webhook-service-name: give one",
+        ),
     ],
 )
 def test_bad_flags_are_one_error_naming_the_flag(flags: list[str], message: str) -> None:
@@ -261,13 +277,69 @@ def test_auto_certificates_are_made_once_and_name_the_hosts(tmp_path: Any) -> No
     from workload_map.controller.certs import ensure_certificates, read_certificates
 
     made = ensure_certificates(tmp_path, ["127.0.0.1", "wmap.example"])
-    assert made.ca_pem.startswith(b"-----BEGIN CERTIFICATE-----")
+    assert made.bundle_changed and made.serving_changed
+    assert made.certificate.ca_pem.startswith(b"-----BEGIN CERTIFICATE-----")
     again = ensure_certificates(tmp_path, ["127.0.0.1"])
-    assert again.ca_pem == made.ca_pem  # fresh and naming the host: kept
+    assert again.certificate.ca_pem == made.certificate.ca_pem  # fresh and naming the host: kept
+    assert not again.bundle_changed and not again.serving_changed
     other = ensure_certificates(tmp_path, ["10.0.0.1"])
-    assert other.ca_pem != made.ca_pem  # another host: made again
+    assert other.serving_changed and not other.bundle_changed  # another host: signed again by the same CA
     assert read_certificates(tmp_path).cert_file == tmp_path / "tls.crt"
-    assert oct((tmp_path / "tls.key").stat().st_mode & 0o777) == "0o600"
+    for key in ("tls.key", "signer.key"):
+        assert oct((tmp_path / key).stat().st_mode & 0o777) == "0o600"
+
+
+def _served(directory: Any) -> tuple[Any, list[Any]]:
+    from cryptography import x509
+
+    serving = x509.load_pem_x509_certificate((directory / "tls.crt").read_bytes())
+    bundle = x509.load_pem_x509_certificates((directory / "ca.crt").read_bytes())
+    return serving, bundle
+
+
+def _trusted(serving: Any, bundle: list[Any], at: Any) -> bool:
+    """The serving certificate verifies against the bundle at `at` (what the API server checks)."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    for ca in bundle:
+        if ca.subject != serving.issuer or not ca.not_valid_before_utc <= at <= ca.not_valid_after_utc:
+            continue
+        ca.public_key().verify(
+            serving.signature, serving.tbs_certificate_bytes, ec.ECDSA(serving.signature_hash_algorithm)
+        )
+        return serving.not_valid_before_utc <= at <= serving.not_valid_after_utc
+    return False
+
+
+def test_auto_certificates_rotate_before_expiry_and_publish_a_new_ca_before_it_signs(tmp_path: Any) -> None:
+    """A day's validity, checked every hour for ten days: the certificate served is always trusted by the bundle
+    published one check earlier (what the API server holds), serving certificates are renewed with a third left,
+    and the CA is replaced (three days' life) after its successor spent a check in the bundle."""
+    pytest.importorskip("cryptography")
+    import datetime
+
+    from workload_map.controller.certs import ensure_certificates
+
+    day, hour = datetime.timedelta(days=1), datetime.timedelta(hours=1)
+    start = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    ensure_certificates(tmp_path, ["127.0.0.1"], validity=day, now=start)
+    published = _served(tmp_path)[1]
+    serials, issuers, bundle_changes = set(), set(), 0
+    for step in range(1, 240):
+        now = start + step * hour
+        rotated = ensure_certificates(tmp_path, ["127.0.0.1"], validity=day, now=now)
+        serving, bundle = _served(tmp_path)
+        assert _trusted(serving, published, now), f"at {now}: served a certificate the API server cannot trust"
+        assert serving.not_valid_after_utc - now > day / 3 - hour
+        serials.add(serving.serial_number)
+        issuers.add(serving.issuer.rfc4514_string())
+        bundle_changes += rotated.bundle_changed
+        assert rotated.certificate.ca_pem == (tmp_path / "ca.crt").read_bytes()
+        published = bundle  # registered after the check (keep_certificates writes it before serving anew)
+        assert all(ca.not_valid_after_utc > now for ca in bundle)  # expired CAs leave
+    assert len(serials) >= 10  # renewed every 16 hours or so
+    assert len(issuers) >= 3  # a new CA every 3 days
+    assert bundle_changes >= 2 * (len(issuers) - 1)  # each CA published before it signs, each old one dropped
 
 
 def test_the_manifests_role_reads_every_group_the_catalog_groups() -> None:
@@ -291,3 +363,54 @@ def test_the_manifests_role_reads_every_group_the_catalog_groups() -> None:
         if karta.root_gvk is not None and karta.gang_scheduling is not None and karta.root_gvk.group
     }
     assert grouped - readable == set()
+
+
+def test_webhook_configurations_point_at_a_url_or_an_in_cluster_service() -> None:
+    import base64
+
+    from workload_map.controller.webhook import Registration, ServiceReference, configurations
+
+    service = ServiceReference("workload-map-system", "workload-map-controller")
+    assert service.hosts() == [
+        "workload-map-controller.workload-map-system.svc",
+        "workload-map-controller.workload-map-system.svc.cluster.local",
+    ]
+    inside = configurations(Registration("wmap", service=service, pods_excluded=("kube-system",)), b"CA")
+    validating, mutating = inside
+    assert validating["webhooks"][0]["clientConfig"] == {
+        "service": {
+            "namespace": "workload-map-system",
+            "name": "workload-map-controller",
+            "path": "/validate-karta",
+            "port": 443,
+        },
+        "caBundle": base64.b64encode(b"CA").decode(),
+    }
+    assert [h["clientConfig"]["service"]["path"] for h in mutating["webhooks"]] == ["/mutate-karta", "/mutate-pod"]
+    outside = configurations(Registration("wmap", url="https://127.0.0.1:9443/"), b"")
+    assert outside[0]["webhooks"][0]["clientConfig"] == {"url": "https://127.0.0.1:9443/validate-karta"}
+    assert len(outside[1]["webhooks"]) == 1  # no pod webhook without the grouper
+
+
+def test_a_bundle_keeps_the_other_replicas_live_cas(tmp_path: Any) -> None:
+    pytest.importorskip("cryptography")
+    import datetime
+
+    from cryptography import x509
+
+    from workload_map.controller.certs import MAX_BUNDLE, ensure_certificates, merge_bundles
+
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    ours = ensure_certificates(tmp_path / "a", ["127.0.0.1"], now=now).certificate.ca_pem
+    theirs = ensure_certificates(tmp_path / "b", ["127.0.0.1"], now=now).certificate.ca_pem
+    subjects = [c.subject for c in x509.load_pem_x509_certificates(merge_bundles(ours, theirs, now=now))]
+    assert subjects == [x509.load_pem_x509_certificate(p).subject for p in (ours, theirs)]
+    assert merge_bundles(ours, ours, now=now) == ours  # ours only once
+    assert merge_bundles(ours, b"not pem", now=now) == ours
+    later = now + datetime.timedelta(days=4 * 365)  # theirs expired (3 years): dropped
+    assert merge_bundles(ours, theirs, now=later) == ours
+    many = b"".join(
+        ensure_certificates(tmp_path / f"r{i}", ["127.0.0.1"], now=now).certificate.ca_pem
+        for i in range(MAX_BUNDLE + 2)
+    )
+    assert len(x509.load_pem_x509_certificates(merge_bundles(ours, many, now=now))) == MAX_BUNDLE

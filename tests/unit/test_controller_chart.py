@@ -116,3 +116,27 @@ def test_the_dashboard_value_serves_it_with_the_review_rules() -> None:
     assert "--dashboard-bind-address=:9400" in container["args"]
     assert {"name": "dashboard", "containerPort": 9400} in container["ports"]
     assert {"name": "dashboard", "port": 9400, "targetPort": "dashboard"} in objects["Service"]["spec"]["ports"]
+
+
+def test_the_auto_cert_mode_lets_the_controller_register_its_service() -> None:
+    """webhook.certMode=auto: the controller makes and rotates its certificates and writes the configurations
+    for the chart's Service (flags), so the chart renders neither them nor cert-manager's objects, and mounts no
+    Secret."""
+    objects = _render("webhook.certMode=auto")
+    kinds = {o["kind"] for o in objects}
+    assert not kinds & {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "Certificate", "Issuer"}
+    (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert {
+        "--webhook-cert-mode=auto",
+        "--webhook-service-name=workload-map-controller",
+        "--webhook-service-namespace=workload-map-system",
+        "--webhook-service-port=443",
+    } <= set(container["args"])
+    assert [v["name"] for v in deployment["spec"]["template"]["spec"]["volumes"]] == ["tmp"]
+    from workload_map.controller import parse_options
+
+    options = parse_options(container["args"])  # the rendered flags are the controller's
+    assert (options.webhook_cert_mode, options.webhook_service_name) == ("auto", "workload-map-controller")
+    (service,) = [o for o in objects if o["kind"] == "Service"]
+    assert {"name": "webhook", "port": 443, "targetPort": "webhook"} in service["spec"]["ports"]

@@ -57,6 +57,11 @@ class ControllerOptions:
     webhook_cert_dir: str = "/tmp/k8s-webhook-server/serving-certs"
     webhook_cert_mode: str = "auto"
     webhook_url: str | None = None
+    webhook_service_name: str | None = None
+    webhook_service_namespace: str | None = None  # None: --leader-election-namespace
+    webhook_service_port: int = 443
+    webhook_cert_validity: float = 365 * 86400.0  # seconds
+    webhook_cert_check_interval: float = 60.0
     webhook_configuration_name: str = "workload-map-controller"
 
 
@@ -77,6 +82,23 @@ def _positive(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value
+
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _duration(text: str) -> float:
+    """`8760h`, `30m`, `90s`, `365d` or a number of seconds."""
+    value = text.strip().lower()
+    scale = _UNITS.get(value[-1:]) if value else None
+    number = value[:-1] if scale is not None else value
+    try:
+        seconds = float(number) * (scale or 1.0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a duration such as 8760h, 30m or 90s, got {text!r}") from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive duration, got {text!r}")
+    return seconds
 
 
 def _bool_flag(parser: argparse.ArgumentParser, name: str, default: bool, help: str) -> None:
@@ -136,6 +158,29 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--webhook-url", metavar="URL", help="how the API server reaches the webhooks (auto mode registers them there)"
     )
+    parser.add_argument(
+        "--webhook-service-name",
+        metavar="NAME",
+        help="in the cluster: the Service the API server calls the webhooks through (auto mode registers it)",
+    )
+    parser.add_argument(
+        "--webhook-service-namespace", metavar="NS", help="the Service's namespace (--leader-election-namespace)"
+    )
+    parser.add_argument("--webhook-service-port", type=int, default=443, help="the Service's port (443)")
+    parser.add_argument(
+        "--webhook-cert-validity",
+        type=_duration,
+        default=365 * 86400.0,
+        metavar="DURATION",
+        help="auto mode: how long a serving certificate is valid (8760h); renewed with a third (at most 30 days) left",
+    )
+    parser.add_argument(
+        "--webhook-cert-check-interval",
+        type=_duration,
+        default=60.0,
+        metavar="DURATION",
+        help="how often the certificates are checked: renewed in auto mode, read again when changed in manual (60s)",
+    )
     parser.add_argument("--webhook-configuration-name", default="workload-map-controller", metavar="NAME")
     return parser
 
@@ -149,6 +194,15 @@ def parse_options(argv: Sequence[str]) -> ControllerOptions:
         raise OptionsError("--retry-period must be shorter than --renew-deadline")
     if args.webhook_url and not args.webhook_url.startswith("https://"):
         raise OptionsError("--webhook-url must be an https:// URL")
+    if args.webhook_url and args.webhook_service_name:
+        raise OptionsError("--webhook-url and --webhook-service-name: give one (out of the cluster, or in it)")
+    if not 0 < args.webhook_service_port < 65536:
+        raise OptionsError(f"--webhook-service-port {args.webhook_service_port}: expected a port number (1-65535)")
+    if args.webhook_cert_check_interval * 2 >= min(30 * 86400.0, args.webhook_cert_validity / 3):
+        raise OptionsError(
+            "--webhook-cert-check-interval must be well under a third of --webhook-cert-validity "
+            "(the renewal window: at least two checks fall in it)"
+        )
     if not 0 < args.webhook_port < 65536:
         raise OptionsError(f"--webhook-port {args.webhook_port}: expected a port number (1-65535)")
     for flag, address in (
@@ -191,5 +245,10 @@ def parse_options(argv: Sequence[str]) -> ControllerOptions:
         webhook_cert_dir=args.webhook_cert_dir,
         webhook_cert_mode=args.webhook_cert_mode,
         webhook_url=args.webhook_url or None,
+        webhook_service_name=args.webhook_service_name or None,
+        webhook_service_namespace=args.webhook_service_namespace or None,
+        webhook_service_port=args.webhook_service_port,
+        webhook_cert_validity=args.webhook_cert_validity,
+        webhook_cert_check_interval=args.webhook_cert_check_interval,
         webhook_configuration_name=args.webhook_configuration_name,
     )

@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import logging
 import os
 import signal
 import socket
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from workload_map.cluster.aio import AsyncApiClient
 from workload_map.cluster.kubeconfig import ConnectionSettings, load_context
-from workload_map.controller.certs import ensure_certificates, read_certificates
+from workload_map.controller.certs import Rotated, ensure_certificates, read_certificates, signature
 from workload_map.controller.dashboard import run_dashboard, start_dashboard
 from workload_map.controller.grouper import PodGrouper
 from workload_map.controller.health import Metrics, Probes, parse_bind_address, serve
@@ -25,7 +27,14 @@ from workload_map.controller.karta_operator import KartaOperator
 from workload_map.controller.leader import LeaderElector
 from workload_map.controller.options import ControllerOptions
 from workload_map.controller.pod_admission import PodAdmission
-from workload_map.controller.webhook import register_configurations, serve_webhooks
+from workload_map.controller.webhook import (
+    Registration,
+    ServiceReference,
+    keep_certificates,
+    register_configurations,
+    serve_webhooks,
+    serving_context,
+)
 from workload_map.controller.writer import Writer
 
 __all__ = ["run"]
@@ -55,6 +64,7 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
     )
     metrics, probes = Metrics(), Probes()
     servers: list[asyncio.Server] = []
+    background: list[asyncio.Task[None]] = []  # every replica's, for the process's life: not leader work
     async with AsyncApiClient(context, user_agent=COMPONENT) as client:
         probe_address = parse_bind_address(options.health_probe_bind_address)
         if probe_address is not None:
@@ -76,13 +86,16 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
             )
             log.info("metrics on %s", options.metrics_bind_address)
         if options.enable_webhook:
-            servers.append(await _start_webhooks(client, options, metrics))
+            webhooks, keeper = await _start_webhooks(client, options, metrics)
+            servers.append(webhooks)
+            background.append(asyncio.create_task(keeper))
         dashboard = await start_dashboard(client, options)
         writer = Writer(client, metrics, dry_run=options.dry_run, component=COMPONENT)
         elector: LeaderElector | None = None
         tasks: list[asyncio.Task[None]] = []
         # every replica serves the dashboard (read-only); it ends with the process, not with leadership
-        serving = asyncio.create_task(run_dashboard(dashboard, stop)) if dashboard is not None else None
+        if dashboard is not None:
+            background.append(asyncio.create_task(run_dashboard(dashboard, stop)))
         if options.leader_elect:
             elector = LeaderElector(
                 client,
@@ -120,9 +133,9 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            if serving is not None:
-                serving.cancel()
-                await asyncio.gather(serving, return_exceptions=True)
+            for task in background:
+                task.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
             if elector is not None:
                 await elector.release()
             metrics.leader = False
@@ -133,27 +146,75 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
     return code
 
 
-async def _start_webhooks(client: AsyncApiClient, options: ControllerOptions, metrics: Metrics) -> asyncio.Server:
+def _registration(options: ControllerOptions, pods: bool) -> Registration | None:
+    """What auto mode writes: the configurations for `--webhook-url` or the in-cluster Service (None: neither)."""
+    if options.dry_run or options.webhook_cert_mode != "auto":
+        return None
+    service = None
+    if options.webhook_service_name:
+        namespace = options.webhook_service_namespace or options.leader_election_namespace
+        service = ServiceReference(namespace, options.webhook_service_name, options.webhook_service_port)
+    elif not options.webhook_url:
+        return None
+    return Registration(
+        options.webhook_configuration_name,
+        url=options.webhook_url,
+        service=service,
+        pods_excluded=("kube-system", options.leader_election_namespace) if pods else None,
+        namespaces=options.namespaces,
+    )
+
+
+def _hosts(options: ControllerOptions) -> list[str]:
+    """The names the serving certificate is made for: the Service's, the URL's host, else this host's name."""
+    if options.webhook_service_name:
+        namespace = options.webhook_service_namespace or options.leader_election_namespace
+        return ServiceReference(namespace, options.webhook_service_name).hosts()
+    host = urlsplit(options.webhook_url).hostname if options.webhook_url else None
+    return [host] if host else [socket.gethostname()]
+
+
+async def _start_webhooks(
+    client: AsyncApiClient, options: ControllerOptions, metrics: Metrics
+) -> tuple[asyncio.Server, Coroutine[Any, Any, None]]:
+    """The HTTPS server, listening, and the coroutine that keeps its certificates (and caBundle) current."""
     directory = Path(options.webhook_cert_dir)
+    validity = datetime.timedelta(seconds=options.webhook_cert_validity)
+    hosts = _hosts(options)
+    check: Callable[[], Awaitable[Rotated | None]]
     if options.webhook_cert_mode == "manual":
         certificate = read_certificates(directory)
+        seen = signature(directory)
+
+        async def check() -> Rotated | None:
+            nonlocal seen
+            now = signature(directory)
+            if now == seen:
+                return None
+            seen = now
+            return Rotated(read_certificates(directory), bundle_changed=False, serving_changed=True)
+
     else:
-        host = urlsplit(options.webhook_url).hostname if options.webhook_url else None
-        hosts = [host] if host else [socket.gethostname()]
-        certificate = await asyncio.to_thread(ensure_certificates, directory, hosts)
+        certificate = (await asyncio.to_thread(ensure_certificates, directory, hosts, validity=validity)).certificate
+
+        async def check() -> Rotated | None:
+            return await asyncio.to_thread(ensure_certificates, directory, hosts, validity=validity)
+
     pods = PodAdmission(client, options.scheduler, queue=options.queue) if options.pod_grouper else None
-    server = await serve_webhooks("0.0.0.0", options.webhook_port, certificate, metrics, pods=pods)
+    context = serving_context(certificate)
+    server = await serve_webhooks("0.0.0.0", options.webhook_port, context, metrics, pods=pods)
     log.info("webhooks on :%d (certificates in %s, %s)", options.webhook_port, directory, options.webhook_cert_mode)
-    if options.webhook_cert_mode == "auto" and options.webhook_url and not options.dry_run:
-        await register_configurations(
-            client,
-            options.webhook_configuration_name,
-            options.webhook_url,
-            certificate.ca_pem,
-            pods_excluded=["kube-system", options.leader_election_namespace] if pods is not None else None,
-            namespaces=options.namespaces,
-        )
-    return server
+    registration = _registration(options, pods is not None)
+    if registration is not None:
+        await register_configurations(client, registration, certificate.ca_pem)
+    keeper = keep_certificates(
+        context,
+        check=check,
+        registration=registration,
+        client=client,
+        interval=options.webhook_cert_check_interval,
+    )
+    return server, keeper
 
 
 async def _first(*awaitables: Awaitable[object]) -> None:

@@ -16,17 +16,28 @@ import logging
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from workload_map.cluster.aio import AsyncApiClient
 from workload_map.cluster.core import Operation
-from workload_map.cluster.errors import NotFound
+from workload_map.cluster.errors import ClusterError, NotFound
 from workload_map.controller.admission import mutate_karta, review_response, validate_karta
-from workload_map.controller.certs import ServingCertificate
+from workload_map.controller.certs import CertificateError, Rotated, ServingCertificate, merge_bundles
 from workload_map.controller.health import Metrics
 from workload_map.controller.pod_admission import PodAdmission
 
-__all__ = ["ROUTES", "register_configurations", "serve_webhooks"]
+__all__ = [
+    "ROUTES",
+    "Registration",
+    "ServiceReference",
+    "configurations",
+    "keep_certificates",
+    "load",
+    "register_configurations",
+    "serve_webhooks",
+    "serving_context",
+]
 
 log = logging.getLogger("workload_map.controller")
 
@@ -55,14 +66,26 @@ def _answer(status: int, body: bytes) -> bytes:
     return head.encode() + body
 
 
+def serving_context(certificate: ServingCertificate) -> ssl.SSLContext:
+    """The server's TLS context; `load(context, certificate)` swaps its certificate for the next handshakes."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    load(context, certificate)
+    return context
+
+
+def load(context: ssl.SSLContext, certificate: ServingCertificate) -> None:
+    try:
+        context.load_cert_chain(str(certificate.cert_file), str(certificate.key_file))
+    except (OSError, ssl.SSLError) as exc:
+        raise CertificateError(f"cannot load {certificate.cert_file} and {certificate.key_file}: {exc}") from None
+
+
 async def serve_webhooks(
-    host: str, port: int, certificate: ServingCertificate, metrics: Metrics, *, pods: PodAdmission | None = None
+    host: str, port: int, context: ssl.SSLContext, metrics: Metrics, *, pods: PodAdmission | None = None
 ) -> asyncio.Server:
     routes = dict(ROUTES)
     if pods is not None:
         routes["/mutate-pod"] = pods.review
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(str(certificate.cert_file), str(certificate.key_file))
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -112,13 +135,51 @@ async def _review(route: Handler, path: str, body: bytes, metrics: Metrics) -> d
         metrics.reconciled(f"webhook{path}", "served", time.perf_counter() - start)
 
 
-def _webhook(name: str, url: str, path: str, ca: bytes) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ServiceReference:
+    """An in-cluster Service the API server calls the webhooks through (`--webhook-service-name`)."""
+
+    namespace: str
+    name: str
+    port: int = 443
+
+    def hosts(self) -> list[str]:
+        """The names the API server checks the serving certificate for (it dials `NAME.NAMESPACE.svc`)."""
+        return [f"{self.name}.{self.namespace}.svc", f"{self.name}.{self.namespace}.svc.cluster.local"]
+
+
+@dataclass(frozen=True)
+class Registration:
+    """The webhook configurations this process writes in auto mode: `name`, called at `url` (out of the cluster)
+    or through `service` (in it); with `pods_excluded`, the pod webhook too (never acting in those namespaces)."""
+
+    name: str
+    url: str | None = None
+    service: ServiceReference | None = None
+    pods_excluded: tuple[str, ...] | None = None
+    namespaces: tuple[str, ...] = ()
+
+    def client_config(self, path: str, ca: bytes) -> dict[str, Any]:
+        bundle = {"caBundle": base64.b64encode(ca).decode()} if ca else {}
+        if self.service is not None:
+            service = self.service
+            target: dict[str, Any] = {
+                "service": {"namespace": service.namespace, "name": service.name, "path": path, "port": service.port}
+            }
+        else:
+            target = {"url": f"{(self.url or '').rstrip('/')}{path}"}
+        return {**target, **bundle}
+
+    def where(self) -> str:
+        if self.service is not None:
+            return f"Service {self.service.namespace}/{self.service.name}:{self.service.port}"
+        return str(self.url)
+
+
+def _webhook(name: str, registration: Registration, path: str, ca: bytes) -> dict[str, Any]:
     return {
         "name": name,
-        "clientConfig": {
-            "url": f"{url.rstrip('/')}{path}",
-            **({"caBundle": base64.b64encode(ca).decode()} if ca else {}),
-        },
+        "clientConfig": registration.client_config(path, ca),
         "rules": [
             {
                 "apiGroups": ["run.ai"],
@@ -135,8 +196,8 @@ def _webhook(name: str, url: str, path: str, ca: bytes) -> dict[str, Any]:
     }
 
 
-def _pod_webhook(url: str, ca: bytes, *, excluded: list[str], namespaces: tuple[str, ...]) -> dict[str, Any]:
-    hook = _webhook("pods.mutate.workloadmap.io", url, "/mutate-pod", ca)
+def _pod_webhook(registration: Registration, ca: bytes) -> dict[str, Any]:
+    hook = _webhook("pods.mutate.workloadmap.io", registration, "/mutate-pod", ca)
     hook["rules"] = [
         {
             "apiGroups": [""],
@@ -146,55 +207,97 @@ def _pod_webhook(url: str, ca: bytes, *, excluded: list[str], namespaces: tuple[
             "scope": "Namespaced",
         }
     ]
-    expressions = [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": sorted(set(excluded))}]
-    if namespaces:
-        expressions.append({"key": "kubernetes.io/metadata.name", "operator": "In", "values": list(namespaces)})
+    excluded = sorted(set(registration.pods_excluded or ()))
+    expressions = [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": excluded}]
+    if registration.namespaces:
+        expressions.append(
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": list(registration.namespaces)}
+        )
     hook["namespaceSelector"] = {"matchExpressions": expressions}
     return hook
 
 
-async def register_configurations(
-    client: AsyncApiClient,
-    name: str,
-    url: str,
-    ca: bytes,
-    *,
-    pods_excluded: list[str] | None = None,
-    namespaces: tuple[str, ...] = (),
-) -> None:
-    """Create or replace the ValidatingWebhookConfiguration and MutatingWebhookConfiguration `name` (with the pod
-    webhook when `pods_excluded` is given: the namespaces it never acts in)."""
-    for kind, plural, hook, path in (
-        (
-            "ValidatingWebhookConfiguration",
-            "validatingwebhookconfigurations",
-            "kartas.validate.workloadmap.io",
-            "/validate-karta",
-        ),
-        (
-            "MutatingWebhookConfiguration",
-            "mutatingwebhookconfigurations",
-            "kartas.mutate.workloadmap.io",
-            "/mutate-karta",
-        ),
-    ):
+def configurations(registration: Registration, ca: bytes) -> list[dict[str, Any]]:
+    """The ValidatingWebhookConfiguration and the MutatingWebhookConfiguration, as written (sans I/O)."""
+    name = registration.name
+    metadata = {"name": name, "labels": {"app.kubernetes.io/managed-by": "workload-map"}}
+    validating = _webhook("kartas.validate.workloadmap.io", registration, "/validate-karta", ca)
+    mutating = [_webhook("kartas.mutate.workloadmap.io", registration, "/mutate-karta", ca)]
+    if registration.pods_excluded is not None:
+        mutating.append(_pod_webhook(registration, ca))
+    return [
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": dict(metadata),
+            "webhooks": [validating],
+        },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": dict(metadata),
+            "webhooks": mutating,
+        },
+    ]
+
+
+def _bundle_of(configuration: dict[str, Any]) -> bytes:
+    for hook in configuration.get("webhooks") or ():
+        encoded = (hook.get("clientConfig") or {}).get("caBundle")
+        if isinstance(encoded, str):
+            try:
+                return base64.b64decode(encoded)
+            except ValueError:
+                return b""
+    return b""
+
+
+async def register_configurations(client: AsyncApiClient, registration: Registration, ca: bytes) -> None:
+    """Create or replace the two webhook configurations (`configurations`) with `ca` as their caBundle."""
+    name = registration.name
+    for body in configurations(registration, ca):
+        kind = body["kind"]
+        plural = f"{kind.lower()}s"
         collection = f"/apis/admissionregistration.k8s.io/v1/{plural}"
         op = Operation("update", f"{plural}.admissionregistration.k8s.io", None, name)
-        body: dict[str, Any] = {
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": kind,
-            "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "workload-map"}},
-            "webhooks": [_webhook(hook, url, path, ca)],
-        }
-        if kind == "MutatingWebhookConfiguration" and pods_excluded is not None:
-            body["webhooks"].append(_pod_webhook(url, ca, excluded=pods_excluded, namespaces=namespaces))
         try:
             existing = await client.get(f"{collection}/{name}", op=op)
         except NotFound:
             await client.request("POST", collection, op=op, body=json.dumps(body).encode(), content_type=_JSON)
         else:
             body["metadata"]["resourceVersion"] = (existing.get("metadata") or {}).get("resourceVersion")
+            if ca:  # keep the other replicas' CAs (each has its own in auto mode), ours first
+                merged = merge_bundles(ca, _bundle_of(existing))
+                for hook in body["webhooks"]:
+                    hook["clientConfig"]["caBundle"] = base64.b64encode(merged).decode()
             await client.request(
                 "PUT", f"{collection}/{name}", op=op, body=json.dumps(body).encode(), content_type=_JSON
             )
-        log.info("webhook: %s %s calls %s", kind, name, url)
+        log.info("webhook: %s %s calls %s", kind, name, registration.where())
+
+
+async def keep_certificates(
+    context: ssl.SSLContext,
+    *,
+    check: Callable[[], Awaitable[Rotated | None]],
+    registration: Registration | None,
+    client: AsyncApiClient,
+    interval: float,
+) -> None:
+    """Every `interval`: `check()` the certificates (auto: renew or rotate; manual: read again when the files
+    changed; None when nothing changed); a new caBundle is written into the configurations (before any
+    certificate of a new CA is served: certs.py), a new serving certificate loaded for the next handshakes. A
+    check that fails is logged and tried again at the next interval (the certificate in use stays)."""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            rotated = await check()
+            if rotated is None:
+                continue
+            if rotated.bundle_changed and registration is not None:
+                await register_configurations(client, registration, rotated.certificate.ca_pem)
+            if rotated.serving_changed:
+                load(context, rotated.certificate)
+                log.info("webhook: serving certificate %s loaded", rotated.certificate.cert_file)
+        except (CertificateError, ClusterError) as exc:
+            log.warning("webhook: certificates not renewed (tried again in %g s): %s", interval, exc)
