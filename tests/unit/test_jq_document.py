@@ -17,7 +17,7 @@ import jq as libjq
 import pytest
 import yaml
 
-from workload_map.jq import Document, EvaluationPolicy, JqError, JqRuntimeError, convert, evaluate
+from workload_map.jq import Document, EvaluationPolicy, JqError, JqRuntimeError, convert, engine, evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFINITIONS = ROOT / "src" / "workload_map" / "catalog" / "definitions"
@@ -139,11 +139,13 @@ def test_paths_of_catalog_expressions_match_plain_libjq() -> None:
 class _Counter:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls = 0
+        self.args: list[Any] = []
         for name in ("encode", "normalize"):
             original = getattr(convert, name)
 
             def counted(obj: Any, _original: Any = original) -> Any:
                 self.calls += 1
+                self.args.append(obj)
                 return _original(obj)
 
             monkeypatch.setattr(convert, name, counted)
@@ -168,10 +170,40 @@ BATCH = [
 def test_evaluate_many_converts_the_object_at_most_once_per_kind_of_use(monkeypatch: pytest.MonkeyPatch) -> None:
     counter = _Counter(monkeypatch)
     doc = Document(JOB)
-    doc.evaluate_many(BATCH)
-    assert counter.calls <= 2  # one text for libjq, one normalised tree for the fast path
-    doc.evaluate_many(BATCH)
-    assert counter.calls <= 2  # cached
+    first = doc.evaluate_many(BATCH)
+    # one normalised tree for the compiled closures (plain paths read the object in place), and a fresh copy of
+    # the one container a plain path outputs (`.status.conditions`)
+    assert counter.args == [convert.prune(JOB, _compiled_roots()), JOB["status"]["conditions"]]
+    second = doc.evaluate_many(BATCH)
+    assert counter.args[2:] == [JOB["status"]["conditions"]]  # the tree is cached; outputs are copied each time
+    assert first == second
+    assert second[5][0] is not JOB["status"]["conditions"] and second[5][0] is not first[5][0]
+
+
+def _compiled_roots() -> Any:
+    found: set[Any] = set()
+    for expr in BATCH:
+        info = engine.compile_expression(expr)
+        if info.fast is None:
+            assert info.roots is not None
+            found |= info.roots
+    return frozenset(found)
+
+
+def test_plain_paths_read_the_callers_object_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = _Counter(monkeypatch)
+    obj = {"spec": {"b": 1.0, "a": {"y": 2.0, "x": [3.0]}}, "status": {"phase": "Running"}}
+    doc = Document(obj)
+    assert doc.evaluate_many([".status.phase", ".spec.b", ".spec.a", ".spec[]?"]) == [
+        ["Running"],
+        [1],
+        [{"x": [3], "y": 2}],
+        [{"x": [3], "y": 2}, 1],  # sorted keys, as gojq iterates
+    ]
+    assert counter.args == [obj["spec"]["a"], obj["spec"]["a"]]  # only the container outputs are copied
+    out = doc.evaluate(".spec.a")[0]
+    assert type(out["y"]) is int and list(out) == ["x", "y"]
+    assert obj == {"spec": {"b": 1.0, "a": {"y": 2.0, "x": [3.0]}}, "status": {"phase": "Running"}}
 
 
 def test_a_write_through_the_document_is_seen_by_the_next_read() -> None:

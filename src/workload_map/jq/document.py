@@ -3,16 +3,19 @@
 A Document holds the live object (`.obj`, never copied) and caches what libjq and the fast path are given (see
 `convert`), per set of referenced roots, until the object is written through the Document (or `invalidate()`).
 
-`evaluate_many` is the fast way to run a definition: plain paths run in Python on the normalised object (the
-fast path), and so do, under an "inprocess" policy, the expressions the compiler covers (`compiler`: closures,
-bounded by the step budget and the output depth); the rest run in the jq worker as one libjq program on one JSON
-text holding only the subtrees they read. libjq never runs in the calling process.
+`evaluate_many` is the fast way to run a definition: plain paths run in Python on the caller's object in place
+(`fastpath.compile_fast_raw`; the normalised tree only where the object could read differently normalised, or on
+an error), each container output normalised on its own; under an "inprocess" policy the expressions the compiler
+covers run on the normalised tree of what they read (`compiler`: closures, bounded by the step budget and the
+output depth); the rest run in the jq worker as one libjq program on one JSON text holding only the subtrees they
+read. libjq never runs in the calling process.
 
 Ownership: `Document(obj)` changes `obj` in place on `assign`/`assign_each` (all paths are checked before the
 first is written, so a failed write changes nothing). The module-level `assign`/`assign_each` never change the
 caller's object: they return a new one that shares every subtree they did not write (copy-on-write).
 
-Results may share structure with the Document's cache and with each other: treat them as read-only.
+Results of compiled expressions may share structure with the Document's cache and with each other: treat them as
+read-only (a plain path's container outputs are fresh copies).
 
 What runs in process, and the worker's limits, is the `EvaluationPolicy` the caller gives (`Document(obj,
 policy=...)`; default: `INPROCESS`). A policy's recorder is told of every stop and may refuse an evaluation
@@ -21,11 +24,12 @@ policy=...)`; default: `INPROCESS`). A policy's recorder is told of every stop a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from workload_map.errors import ArgumentTypeError
-from workload_map.jq import convert, engine
+from workload_map.jq import convert, engine, fastpath
 from workload_map.jq.compiler import InProcessStopError
 from workload_map.jq.convert import Roots
 from workload_map.jq.engine import MAX_RESULTS, Kind
@@ -135,9 +139,16 @@ class Document:
             python = info.fast is not None or (closures and info.compiled is not None)
             (fast if python else slow).append(index)
         if fast:
-            tree = self._tree(_union(compiled[i].roots for i in fast))
+            # plain paths read the caller's object in place (no conversion: they only look at the containers on
+            # their way); the compiled closures share one normalised tree of what they read
+            normalised = [index for index in fast if compiled[index].fast is None]
+            tree = self._tree(_union(compiled[i].roots for i in normalised)) if normalised else None
             for index in fast:
-                result = results[index] = _run_fast(compiled[index], tree, max_results)
+                info = compiled[index]
+                if info.fast is not None:
+                    results[index] = self._run_plain(info, max_results)
+                    continue
+                result = results[index] = _run_fast(info, tree, max_results)
                 if isinstance(result, InProcessStopError):
                     policy.stopped(result)
         if slow:
@@ -151,6 +162,21 @@ class Document:
                 if field_path and isinstance(result, JqError):
                     results[index] = result.with_field_path(field_path)
         return results
+
+    def _run_plain(self, info: engine.Compiled, max_results: int) -> list[Any] | JqError:
+        """A plain path on the object as it stands, its outputs normalised one by one; on the normalised tree of
+        what it reads when the object may read differently there, or when it fails (so the error is libjq's)."""
+        raw = fastpath.compile_fast_raw(info.expression)
+        if raw is not None:
+            try:
+                outputs = raw(self.obj)
+            except (JqError, fastpath.NotPlainError):
+                pass
+            else:
+                if len(outputs) >= max_results:
+                    return engine.limit_error(info.expression, max_results)
+                return [_normalised(output) for output in outputs]
+        return _run_fast(info, self._tree(info.roots), max_results)
 
     def paths(self, expr: str, field_path: str | None = None) -> list[list[Any]]:
         """Every path `expr` selects (`[path(expr)]`): keys, indexes, and `{start, end}` for slices."""
@@ -242,6 +268,23 @@ def _union(roots: Any) -> Roots | None:
             return None
         merged.update(item)
     return frozenset(merged)
+
+
+def _normalised(value: Any) -> Any:
+    """One output of a plain path on the caller's object, as the normalised tree would have given it: a fresh
+    copy of a container (keys sorted, integral floats as ints, timestamps as text), an integral float as an int."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is int and -_INT64 <= value < _INT64:
+        return value
+    if kind is float and math.isfinite(value):
+        return int(value) if value.is_integer() and -_SAFE < value < _SAFE else value
+    return convert.normalize(value)
+
+
+_INT64 = 2**63
+_SAFE = 2**53
 
 
 def _run_fast(info: engine.Compiled, tree: Any, max_results: int) -> list[Any] | JqError:

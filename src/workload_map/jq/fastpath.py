@@ -46,7 +46,7 @@ from workload_map.jq.ast import (
 from workload_map.jq.errors import JqError, JqRuntimeError
 from workload_map.jq.parser import parse
 
-__all__ = ["FastEvaluator", "PathFinder", "compile_fast", "compile_fast_paths"]
+__all__ = ["FastEvaluator", "NotPlainError", "PathFinder", "compile_fast", "compile_fast_paths", "compile_fast_raw"]
 
 FastEvaluator = Callable[[Any], list[Any]]
 PathFinder = Callable[[Any], list[list[Any]]]
@@ -58,6 +58,26 @@ _SAFE_INT: Final = 2**53
 
 class _UnsupportedError(WorkloadMapError):
     """The tree is outside the fast-path subset."""
+
+
+class NotPlainError(WorkloadMapError):
+    """A raw evaluation (`compile_fast_raw`) met a value its normalised form may read differently: a key that is
+    not a string, a NaN or an infinity, a tuple, a set, a timestamp or another non-JSON value where the path looks
+    at it. The caller evaluates on the normalised tree instead (`convert.normalize`)."""
+
+
+_PLAIN_TYPES: Final = frozenset({str, int, bool, type(None), dict, list, float})
+
+
+def _plain_scalar(value: Any) -> bool:
+    """A value that reads in place as it reads normalised, and is not a container: a string, an int, a bool or a
+    finite float (normalising keeps it, or makes an integral float an int, which no path step tells apart)."""
+    kind = type(value)
+    return kind is str or kind is int or kind is bool or (kind is float and math.isfinite(value))
+
+
+def _str_keyed(obj: dict[Any, Any]) -> bool:
+    return all(type(key) is str for key in obj)
 
 
 def _dump_number(value: int | float) -> str:
@@ -187,6 +207,27 @@ def _index(expr: str, target: Any, key: str | int, optional: bool) -> tuple[bool
     raise _index_error(expr, target, key)
 
 
+def _index_raw(expr: str, target: Any, key: str | int, optional: bool) -> tuple[bool, Any]:
+    """`_index` on the caller's own object: the same answer as on its normalised form, or NotPlainError."""
+    if isinstance(key, str):
+        if type(target) is dict:
+            found = target.get(key)
+            if found is None and not _str_keyed(target):  # a key normalised to `key` (YAML `1:`) may be there
+                raise NotPlainError
+            return True, found
+    elif type(target) is list:
+        n = len(target)
+        i = key + n if key < 0 else key
+        return True, target[i] if 0 <= i < n else None
+    if target is None:
+        return True, None
+    if type(target) is dict or type(target) is list or _plain_scalar(target):
+        if optional:
+            return False, None
+        raise _index_error(expr, target, key)
+    raise NotPlainError  # normalised, it may be a container (a tuple, a Struct) or null (NaN)
+
+
 def _simple_chain(node: Node) -> list[tuple[str | int, bool]] | None:
     """The steps of `.a.b[0]?...` (indexes only, from `.`), or None."""
     steps: list[tuple[str | int, bool]] = []
@@ -199,7 +240,9 @@ def _simple_chain(node: Node) -> list[tuple[str | int, bool]] | None:
     return steps
 
 
-def _compile_chain(expr: str, steps: list[tuple[str | int, bool]]) -> FastEvaluator:
+def _compile_chain(expr: str, steps: list[tuple[str | int, bool]], raw: bool) -> FastEvaluator:
+    if raw:
+        return _compile_chain_raw(expr, steps)
     if all(isinstance(k, str) and not opt for k, opt in steps):
         keys = [k for k, _ in steps]
 
@@ -223,7 +266,36 @@ def _compile_chain(expr: str, steps: list[tuple[str | int, bool]]) -> FastEvalua
     return run
 
 
-def _gen(expr: str, node: Node) -> _Gen:
+def _compile_chain_raw(expr: str, steps: list[tuple[str | int, bool]]) -> FastEvaluator:
+    if all(isinstance(k, str) and not opt for k, opt in steps):
+        keys = [k for k, _ in steps]
+
+        def run_fields(value: Any) -> list[Any]:
+            for k in keys:
+                if type(value) is dict:
+                    found = value.get(k)
+                    if found is None and not _str_keyed(value):
+                        raise NotPlainError
+                    value = found
+                elif value is not None:
+                    if type(value) is list or _plain_scalar(value):
+                        raise _index_error(expr, value, k)
+                    raise NotPlainError
+            return [value]
+
+        return run_fields
+
+    def run(value: Any) -> list[Any]:
+        for k, opt in steps:
+            ok, value = _index_raw(expr, value, k, opt)
+            if not ok:
+                return []
+        return [value]
+
+    return run
+
+
+def _gen(expr: str, node: Node, raw: bool = False) -> _Gen:
     """A generator function for node (depth-first, in jq's output order)."""
     if isinstance(node, Identity):
 
@@ -234,18 +306,37 @@ def _gen(expr: str, node: Node) -> _Gen:
     if isinstance(node, Index):
         key = _key(node.key)
         optional = node.optional
-        inner = _gen(expr, node.target)
+        inner = _gen(expr, node.target, raw)
+        step = _index_raw if raw else _index
 
         def index(value: Any) -> Iterator[Any]:
             for target in inner(value):
-                ok, out = _index(expr, target, key, optional)
+                ok, out = step(expr, target, key, optional)
                 if ok:
                     yield out
 
         return index
     if isinstance(node, Iterate):
         optional = node.optional
-        inner = _gen(expr, node.target)
+        inner = _gen(expr, node.target, raw)
+        if raw:
+
+            def iterate_raw(value: Any) -> Iterator[Any]:
+                for target in inner(value):
+                    kind = type(target)
+                    if kind is list:
+                        yield from target
+                    elif kind is dict:
+                        if not _str_keyed(target):
+                            raise NotPlainError
+                        for k in sorted(target):
+                            yield target[k]
+                    elif target is not None and not _plain_scalar(target):
+                        raise NotPlainError
+                    elif not optional:
+                        raise _iterate_error(expr, target)
+
+            return iterate_raw
 
         def iterate(value: Any) -> Iterator[Any]:
             for target in inner(value):
@@ -259,8 +350,8 @@ def _gen(expr: str, node: Node) -> _Gen:
 
         return iterate
     if isinstance(node, Pipe):
-        left = _gen(expr, node.left)
-        right = _gen(expr, node.right)
+        left = _gen(expr, node.left, raw)
+        right = _gen(expr, node.right, raw)
 
         def pipe(value: Any) -> Iterator[Any]:
             for mid in left(value):
@@ -268,8 +359,23 @@ def _gen(expr: str, node: Node) -> _Gen:
 
         return pipe
     if isinstance(node, Binary) and node.op == "//":
-        left = _gen(expr, node.left)
-        right = _gen(expr, node.right)
+        left = _gen(expr, node.left, raw)
+        right = _gen(expr, node.right, raw)
+        if raw:
+
+            def alternative_raw(value: Any) -> Iterator[Any]:
+                found = False
+                for out in left(value):
+                    kind = type(out)
+                    if kind not in _PLAIN_TYPES or (kind is float and not math.isfinite(out)):
+                        raise NotPlainError  # normalised, it may be null (NaN) or read as another truth value
+                    if out is not None and out is not False:
+                        found = True
+                        yield out
+                if not found:
+                    yield from right(value)
+
+            return alternative_raw
 
         def alternative(value: Any) -> Iterator[Any]:
             found = False
@@ -298,8 +404,22 @@ def _gen(expr: str, node: Node) -> _Gen:
 @functools.lru_cache(maxsize=4096)
 def compile_fast(expr: str) -> FastEvaluator | None:
     """A pure-Python evaluator `f(obj) -> list of outputs` for a plain-path expression, or None when the
-    expression is outside the subset (or does not parse: libjq reports that). Errors raise JqRuntimeError
-    with libjq's message."""
+    expression is outside the subset (or does not parse: libjq reports that). `obj` is normalised
+    (`convert.normalize`). Errors raise JqRuntimeError with libjq's message."""
+    return _build(expr, raw=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_fast_raw(expr: str) -> FastEvaluator | None:
+    """`compile_fast` for the caller's own object, not normalised: objects iterate in sorted key order all the
+    same, and where the object could read differently normalised (a key that is not a string, NaN, a tuple, a
+    timestamp, any value of no JSON type where the path looks at it), `f` raises `NotPlainError` instead of
+    answering. Outputs are the object's own values as they stand (normalise them before handing them out); an
+    error is libjq's only when the object is plain JSON, so on an error evaluate the normalised tree again."""
+    return _build(expr, raw=True)
+
+
+def _build(expr: str, *, raw: bool) -> FastEvaluator | None:
     try:
         tree = parse(expr)
     except JqError:
@@ -307,8 +427,8 @@ def compile_fast(expr: str) -> FastEvaluator | None:
     try:
         steps = _simple_chain(tree)
         if steps is not None:
-            return _compile_chain(expr, steps)
-        gen = _gen(expr, tree)
+            return _compile_chain(expr, steps, raw)
+        gen = _gen(expr, tree, raw)
     except _UnsupportedError:
         return None
 

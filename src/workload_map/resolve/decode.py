@@ -1,8 +1,11 @@
 """Decoding jq outputs into the types a definition field promises (karta-spec §11.2).
 
-Every decoder takes the list of outputs of one path and returns one decoded value per output, copied out of the
-document. A wrong type raises `DecodeError` naming the output index and the value; the caller adds the component
-and the field.
+Every decoder takes the list of outputs of one path and returns one decoded value per output. Objects and arrays
+are the jq outputs themselves, not copies: the jq Document hands each evaluation fresh, normalised values (a plain
+path copies its container outputs; a compiled expression's share the Document's own normalised tree, which nothing
+changes), and a resolution's parts are read-only (the strict `Component` getters and `to_dict` copy what they hand
+out). A wrong type raises `DecodeError` naming the output index and the value; the caller adds the component and
+the field.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Any
 from workload_map._jsontype import json_type_phrase
 from workload_map._regex import LazyPattern
 from workload_map.errors import WorkloadMapError
-from workload_map.resolve._json import fast_copy, jq_json
+from workload_map.resolve._json import jq_json
 from workload_map.resolve.results import ValueKind
 
 INT32_MIN = -(2**31)
@@ -52,7 +55,7 @@ def decode_object(index: int, value: Any, wanted: str = "object") -> dict[str, A
     if value is None:
         return {}
     if isinstance(value, dict):
-        return fast_copy(value)  # type: ignore[no-any-return]
+        return value
     raise _wrong(index, value, wanted)
 
 
@@ -90,7 +93,7 @@ def decode_object_list(index: int, value: Any, wanted: str = "array of objects")
                 f"failed to convert object at index {index} to type {wanted}: "
                 f"item {position} is {json_type_phrase(item)} ({show(item)})"
             )
-    return fast_copy(value) if value else None
+    return value if value else None
 
 
 def decode_fragment(kind: ValueKind, index: int, value: Any) -> Any:
