@@ -20,6 +20,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "catalog"
 DEFAULT_GROUPER_KINDS = (
     "kubeflow-org-notebook-v1",
     "workspace-devfile-io-devworkspace-v1alpha2",
+    "tekton-dev-taskrun-v1",
+    "tekton-dev-pipelinerun-v1",
 )
 
 
@@ -94,3 +96,29 @@ def test_stopping_a_devworkspace_or_a_notebook_scales_it_to_zero_and_starting_it
         workload.resume()
         assert workload.resolve().component(component).instances[""].desired_replicas == 1, definition
         assert workload.to_object()["metadata"].get("annotations", {}).get("kubeflow-resource-stopped") is None
+
+
+@pytest.mark.parametrize("variant", ["", "variants/task-level-compute-resources"])
+def test_taskrun_pod_is_built_as_the_controller_builds_it(variant: str) -> None:
+    """Steps and sidecars with the step template, stepSpecs and task-level computeResources (requests shared
+    out over the steps, limits on each: two steps under a 2-GPU limit ask for 4 GPUs, as the pod does)."""
+    definition = "tekton-dev-taskrun-v1"
+    directory = f"{variant}/" if variant else ""
+    pod = _fixture(definition, f"{directory}pods.yaml")["items"][0]["spec"]
+    spec = _pod_spec(definition, _fixture(definition, f"{directory}workload.yaml"), "taskrun")
+    assert _resources(spec) == _resources(pod)
+    assert spec.get("nodeSelector") == pod.get("nodeSelector")
+
+
+def test_pipelinerun_tasks_are_built_as_their_taskruns_pods() -> None:
+    definition = "tekton-dev-pipelinerun-v1"
+    resolution = _resolution(definition, _fixture(definition, "workload.yaml"))
+    pods = {p["metadata"]["labels"]["tekton.dev/pipelineTask"]: p for p in _fixture(definition, "pods.yaml")["items"]}
+    instances = resolution.component("task").instances
+    assert sorted(instances) == ["notify", "prepare-data", "train"]
+    for task, pod in pods.items():
+        spec = instances[task].pod_template["spec"]
+        assert _resources(spec) == _resources(pod["spec"]), task
+        assert spec.get("nodeSelector") == pod["spec"]["nodeSelector"], task  # taskRunSpecs over taskRunTemplate
+    assert instances["notify"].pod_template["spec"] == {}  # a taskRef: its steps are in the referenced Task
+    assert [instances[t].desired_replicas for t in ("prepare-data", "train", "notify")] == [1, 1, 0]
