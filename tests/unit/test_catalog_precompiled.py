@@ -13,6 +13,7 @@ import pytest
 from workload_map import _version
 from workload_map.catalog import precompiled, registry
 from workload_map.model import Karta
+from workload_map.model.validated import is_validated
 
 
 @pytest.fixture
@@ -123,7 +124,8 @@ def test_a_damaged_blob_is_parsed_again_and_rewritten(env: dict[str, str]) -> No
     blob.write_bytes(blob.read_bytes()[:1000])
     assert precompiled.load_cached(files, parse, env) == good
     assert parse.calls == 2
-    assert msgspec.msgpack.decode(blob.read_bytes(), type=tuple[Karta, ...]) == good  # rewritten whole
+    kartas, valid = msgspec.msgpack.decode(blob.read_bytes(), type=tuple[tuple[Karta, ...], tuple[bool, ...]])
+    assert kartas == good and valid == ()  # rewritten whole (no check: no validity recorded)
 
 
 def test_an_unwritable_cache_falls_back_to_the_yaml(tmp_path: Path) -> None:
@@ -183,3 +185,76 @@ def test_the_files_are_the_same_through_importlib_resources(monkeypatch: pytest.
     monkeypatch.setattr(registry, "__file__", "/nonexistent/catalog/registry.py")  # as for a zipped package
     assert registry._builtin_files() == direct
     assert asked == ["workload_map.catalog"]
+
+
+# --- validity recorded in the blob (resolving a catalog workload validates nothing) ----------------------------
+
+
+class Checking:
+    """A check that passes every definition but the named ones, counting its calls."""
+
+    def __init__(self, failing: frozenset[str] = frozenset()) -> None:
+        self.failing = failing
+        self.calls = 0
+
+    def __call__(self, kartas: Sequence[Karta]) -> list[bool]:
+        self.calls += 1
+        return [karta.name not in self.failing for karta in kartas]
+
+
+def test_the_check_runs_when_the_blob_is_built_and_its_answer_is_kept(env: dict[str, str]) -> None:
+    files = registry._builtin_files()
+    failing = registry._parse_builtin(files)[0].name
+    check = Checking(frozenset({failing}))
+    built = precompiled.load_cached(files, registry._parse_builtin, env, check=check)
+    decoded = precompiled.load_cached(files, registry._parse_builtin, env, check=check)
+    assert check.calls == 1  # the second load decoded the blob, answers included
+    for kartas in (built, decoded):
+        assert [is_validated(karta) for karta in kartas] == [karta.name != failing for karta in kartas]
+    # equal objects that were not handed out by the catalog are not marked: the mark is per object
+    assert not any(is_validated(karta) for karta in registry._parse_builtin(files))
+
+
+def test_without_a_check_nothing_is_marked_and_the_blobs_are_apart(env: dict[str, str]) -> None:
+    files = registry._builtin_files()
+    check = Checking()
+    unchecked = precompiled.load_cached(files, registry._parse_builtin, env)
+    assert not any(is_validated(karta) for karta in unchecked)
+    precompiled.load_cached(files, registry._parse_builtin, env, check=check)
+    assert check.calls == 1  # an unchecked blob is not taken for a checked one
+    assert len(_blobs(env)) == 2
+
+
+def test_the_checked_key_covers_the_validator_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = [("a.yaml", b"x")]
+    stamp = precompiled.validator_stamp()
+    assert stamp is not None
+    names = {line.rsplit(":", 2)[0] for line in stamp.decode().splitlines()}
+    assert {"validation/rules.py", "jq/safety.py", "jq/parser.py", "model/types.py", "workload_map/_regex.py"} <= names
+    key = precompiled.catalog_key(files, validator=stamp)
+    assert key != precompiled.catalog_key(files)
+    edited = stamp.replace(b"validation/rules.py:", b"validation/rules.py:1", 1)  # another size
+    assert precompiled.catalog_key(files, validator=edited) != key
+
+
+def test_every_module_validation_imports_is_in_the_stamp() -> None:
+    """The stamp lists the validator's packages by name: a new package the validator imports must be added to
+    precompiled._VALIDATOR_PACKAGES, or an edit to it would not give a new key."""
+    import subprocess
+    import sys
+
+    code = "import sys, workload_map.validation; print(' '.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    ours = [name for name in done.stdout.split() if name.startswith("workload_map.")]
+    covered = precompiled._VALIDATOR_PACKAGES
+    outside = [name for name in ours if name.count(".") > 1 and name.split(".")[1] not in covered]
+    assert ours and not outside, outside  # top-level helpers (workload_map.x) are in the stamp as the package's own
+
+
+def test_the_builtin_catalog_marks_its_valid_definitions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WMAP_CACHE_DIR", str(tmp_path))
+    from workload_map.validation import errors, validate
+
+    for loaded in (registry._load_builtin(), registry._load_builtin()):  # built, then decoded
+        for karta in loaded:
+            assert is_validated(karta) == (not errors(validate(karta))), karta.name

@@ -71,7 +71,14 @@ def _parse_builtin(files: Sequence[tuple[str, bytes]]) -> tuple[Karta, ...]:
 def _load_builtin() -> tuple[Karta, ...]:
     """Every packaged definition, typed: from the precompiled blob when it matches the files, else from the YAML
     (uncached in memory: `_builtin` keeps the result)."""
-    return precompiled.load_cached(_builtin_files(), _parse_builtin)
+    return precompiled.load_cached(_builtin_files(), _parse_builtin, check=_without_errors)
+
+
+def _without_errors(kartas: Sequence[Karta]) -> list[bool]:
+    """Whether each definition has no validation errors (run when the precompiled blob is built)."""
+    from workload_map.validation import errors, validate
+
+    return [not errors(validate(karta)) for karta in kartas]
 
 
 _BUILTIN: tuple[Karta, ...] | None = None

@@ -5,11 +5,12 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workload_map.errors import ArgumentTypeError
 from workload_map.jq import INPROCESS, EvaluationPolicy
 from workload_map.model import GVK, Karta
+from workload_map.model.validated import is_validated
 from workload_map.resolve._json import NotJSONError, fast_copy, json_copy, merge_patch, plain_identity, shareable
 from workload_map.resolve.component import Component
 from workload_map.resolve.errors import (
@@ -25,9 +26,9 @@ from workload_map.resolve.results import ObjectRef, WorkloadStatus
 from workload_map.resolve.session import Session
 from workload_map.resolve.structure import structure_of
 from workload_map.resolve.tree import WorkloadTree, build_tree
-from workload_map.validation import Finding, errors
-from workload_map.validation import validate as validate_definition
-from workload_map.validation.rules import component_depth_findings
+
+if TYPE_CHECKING:
+    from workload_map.validation import Finding
 
 
 class Workload:
@@ -67,8 +68,11 @@ class Workload:
         related = _related(related)
         if validate:
             _check_definition(definition)
-        elif too_deep := component_depth_findings(definition):  # a hard limit: views and plans are trees
-            raise InvalidDefinitionError(definition.name, too_deep)
+        elif not is_validated(definition):  # a validated definition has passed the depth rule too
+            from workload_map.validation.rules import component_depth_findings
+
+            if too_deep := component_depth_findings(definition):  # a hard limit: views and plans are trees
+                raise InvalidDefinitionError(definition.name, too_deep)
         if not isinstance(obj, Mapping):
             raise InvalidObjectError(
                 f"the workload object must be a mapping (a Kubernetes object), not {type(obj).__name__}"
@@ -302,6 +306,12 @@ def _validation_errors(definition: Karta) -> list[Finding]:
     Thread-safe; two threads missing at once may both validate, with equal results.
     """
     global _VALIDATIONS
+    if is_validated(definition):  # the catalog's, validated when its precompiled blob was built
+        return []
+    # imported here: resolving catalog workloads never loads the validation layer (issue 19: start-up)
+    from workload_map.validation import errors
+    from workload_map.validation import validate as validate_definition
+
     key = id(definition)
     with _VALIDATED_LOCK:
         held = _VALIDATED.get(key)
