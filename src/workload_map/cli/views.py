@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workload_map.cli.context import state
 from workload_map.cli.pipeline import ResolvedWorkload
@@ -20,9 +20,11 @@ from workload_map.cli.render.fmt import accelerator_labels, cpu_text, memory_tex
 from workload_map.cli.render.text import Line, write_lines
 from workload_map.cli.render.tree import Origin, TreeOptions, render_workload
 from workload_map.model.extensions import COPIES, copies_expressions, display_names
-from workload_map.pods import Owners, attribute
 from workload_map.resolve import ResolveError
 from workload_map.view import SCHEMA_VERSION, WorkloadView, build_view
+
+if TYPE_CHECKING:
+    from workload_map.pods import Owners
 
 LIST_KIND = "WorkloadViewList"
 
@@ -33,8 +35,11 @@ def view_of(
     """The view of a resolved workload: from the spec alone without `pods` (file mode); with them (a live
     workload's, even none), the pods attributed through their owner chains (`owners`: ReplicaSets, Jobs, ...)."""
     resolution = workload.resolution
-    attribution = None if pods is None else attribute(resolution, pods, owners)
-    return build_view(resolution, attribution, origin=workload.origin)
+    if pods is None:
+        return build_view(resolution, None, origin=workload.origin)
+    from workload_map.pods import attribute  # only with pods: `describe -f` never loads the pods layer
+
+    return build_view(resolution, attribute(resolution, pods, owners), origin=workload.origin)
 
 
 def tree_origin(workload: ResolvedWorkload) -> Origin:

@@ -11,9 +11,12 @@
 See docs/view.md.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from workload_map.view.build import build_view
 from workload_map.view.podstatus import pod_node, pod_phase, pod_ready, pod_reason
-from workload_map.view.schema import json_schema
 from workload_map.view.types import (
     SCHEMA_VERSION,
     ComponentView,
@@ -23,6 +26,9 @@ from workload_map.view.types import (
     WorkloadView,
     WorkloadViewDocument,
 )
+
+if TYPE_CHECKING:
+    from workload_map.view.schema import json_schema
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -39,3 +45,12 @@ __all__ = [
     "pod_ready",
     "pod_reason",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # the JSON Schema (and the model's schema generator under it) only when asked for: no part of rendering a view
+    if name == "json_schema":
+        from workload_map.view.schema import json_schema
+
+        return json_schema
+    raise AttributeError(f"module 'workload_map.view' has no attribute {name!r}")

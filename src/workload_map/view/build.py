@@ -20,15 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from workload_map.errors import ArgumentTypeError
 from workload_map.model import UNDEFINED
-from workload_map.pods.attribution import AttributedPod, Attribution
 from workload_map.resolve import Resolution, ResolvedComponent, ResolvedInstance, Scale
 from workload_map.resolve.replicas import desired_replicas
 from workload_map.resources import QuantityError, ResourceList, ResourceSpecError, add, pod_requests, scale, total
 from workload_map.view.podstatus import pod_node, pod_phase, pod_ready, pod_reason
 from workload_map.view.types import ComponentView, PodView, Replicas, Resources, WorkloadView
+
+if TYPE_CHECKING:
+    from workload_map.pods.attribution import AttributedPod, Attribution
 
 __all__ = ["build_view"]
 
@@ -279,7 +282,7 @@ def build_view(
     """
     if not isinstance(resolution, Resolution):
         raise ArgumentTypeError("the workload", "a Resolution (workload_map.resolve.resolve)", resolution)
-    if attribution is not None and not isinstance(attribution, Attribution):
+    if attribution is not None and not _is_attribution(attribution):
         raise ArgumentTypeError("attribution", "an Attribution (workload_map.pods.attribute) or None", attribution)
     given: object = gpu_resource_names
     names: tuple[str, ...] = tuple(given) if isinstance(given, Iterable) and not isinstance(given, str) else ()
@@ -318,3 +321,10 @@ def build_view(
         reason=resolution.status.reason if resolution.status is not None else None,
         reason_source=resolution.status.reason_source if resolution.status is not None else None,
     )
+
+
+def _is_attribution(value: object) -> bool:
+    # imported here: a view of a file's workload (no pods) never loads the pods layer (issue 19: start-up)
+    from workload_map.pods.attribution import Attribution
+
+    return isinstance(value, Attribution)
