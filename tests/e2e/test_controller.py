@@ -462,6 +462,50 @@ def test_kai_pod_groups_follow_a_jobset(
     assert controller.process.poll() is None
 
 
+def test_a_pod_group_edited_or_deleted_by_someone_else_is_put_back(
+    api_server: ApiServer, kube: httpx.Client, make_namespace: Any, start_controller: Callable[..., Controller]
+) -> None:
+    """The grouper watches the objects it writes: with no change to the JobSet or its pods (nothing else to
+    trigger a reconcile), a PodGroup whose spec someone edits gets the plan's spec back, and one someone deletes
+    is created again."""
+    namespace = make_namespace("wmap-ctrl")
+    controller = start_controller(
+        "--leader-elect=false", "--karta-operator=false", "--scheduler", "kai", "--namespaces", namespace
+    )
+    jobset, _ = _install_unscheduled_jobset(api_server, namespace)
+    expected = _expected_spec(jobset)
+    (group,) = eventually(lambda: _pod_groups(kube, namespace), "the KAI PodGroup", [controller])
+    assert group["spec"] == expected
+    path = f"{KAI_PODGROUPS.format(ns=namespace)}/llm-pretrain"
+    changed = copy.deepcopy(expected["subGroups"])
+    member = next(g for g in changed if "minMember" in g)
+    member["minMember"] += 1
+    edited = expect(
+        kube.patch(
+            path,
+            content=json.dumps({"spec": {"subGroups": changed}}),
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+    )
+    assert edited["spec"] != expected
+    restored = eventually(
+        lambda: (g := expect(kube.get(path)))["spec"] == expected and g, "the edited spec put back", [controller]
+    )
+    assert int(restored["metadata"]["resourceVersion"]) > int(edited["metadata"]["resourceVersion"])
+    old_uid = restored["metadata"]["uid"]
+    expect(kube.delete(path))
+
+    def recreated() -> dict[str, Any] | None:
+        answer = kube.get(path)
+        if answer.status_code != 200 or answer.json()["metadata"]["uid"] == old_uid:
+            return None
+        return dict(answer.json())
+
+    again = eventually(recreated, "the deleted PodGroup created again", [controller])
+    assert again["spec"] == expected
+    assert again["metadata"]["ownerReferences"][0]["uid"] == jobset["metadata"]["uid"]
+
+
 def test_dry_run_writes_nothing(
     api_server: ApiServer, kube: httpx.Client, make_namespace: Any, start_controller: Callable[..., Controller]
 ) -> None:

@@ -107,7 +107,14 @@ class PodGrouper:
             return list(self.options.namespaces)
         return [None]
 
-    def _watch(self, resource: APIResource, on_change: Any, *, metadata_only: bool = False) -> None:
+    def _watch(
+        self,
+        resource: APIResource,
+        on_change: Any,
+        *,
+        metadata_only: bool = False,
+        label_selector: str | None = None,
+    ) -> None:
         key = (resource.api_version, resource.kind)
         if key in self.watched:
             return
@@ -116,10 +123,19 @@ class PodGrouper:
             self._start(
                 AsyncInformer(
                     self.client,
-                    WatchedResource.of(resource, namespace, metadata_only=metadata_only),
+                    WatchedResource.of(resource, namespace, metadata_only=metadata_only, label_selector=label_selector),
                     on_change=on_change,
                 )
             )
+
+    def _watch_scheduler_objects(self) -> None:
+        """The objects we write (by their managed-by label), so one someone else edits or deletes is put back."""
+        if self.discovery is None:
+            return
+        for group, version, kind in SCHEDULER_KINDS[self.options.scheduler]:
+            resource = self.discovery.find(group, version, kind)
+            if resource is not None and resource.can("watch"):
+                self._watch(resource, self._group_changed, metadata_only=True, label_selector=MANAGED_BY)
 
     def _watch_covered(self) -> None:
         """Start an informer for each kind a definition with gang instructions covers and the cluster serves."""
@@ -165,6 +181,15 @@ class PodGrouper:
     def _pod_changed(self, change: Change) -> None:
         index = self.index
         self._queue(index.remove_pod(change.object) if change.type == "DELETED" else index.set_pod(change.object))
+
+    def _group_changed(self, change: Change) -> None:
+        # any change, ours included: the reconcile compares with what the plan wants and writes only a difference
+        for reference in (change.object.get("metadata") or {}).get("ownerReferences") or []:
+            if not isinstance(reference, dict) or reference.get("controller") is not True:
+                continue
+            uid = reference.get("uid")
+            if isinstance(uid, str) and uid in self.index.workloads:
+                self.queue.add(uid)
 
     def _karta_changed(self, change: Change) -> None:
         if not self.kartas.synced.is_set():
@@ -213,6 +238,7 @@ class PodGrouper:
             if pods is not None:
                 self._watch(pods, self._pod_changed)
             self._watch_covered()
+            self._watch_scheduler_objects()
             for informer in list(self.informers):
                 await informer.synced.wait()
             self.probes.ready("podgrouper")
