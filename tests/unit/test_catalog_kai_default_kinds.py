@@ -22,6 +22,8 @@ DEFAULT_GROUPER_KINDS = (
     "workspace-devfile-io-devworkspace-v1alpha2",
     "tekton-dev-taskrun-v1",
     "tekton-dev-pipelinerun-v1",
+    "kubevirt-io-virtualmachineinstance-v1",
+    "kubevirt-io-virtualmachine-v1",
 )
 
 
@@ -122,3 +124,89 @@ def test_pipelinerun_tasks_are_built_as_their_taskruns_pods() -> None:
         assert spec.get("nodeSelector") == pod["spec"]["nodeSelector"], task  # taskRunSpecs over taskRunTemplate
     assert instances["notify"].pod_template["spec"] == {}  # a taskRef: its steps are in the referenced Task
     assert [instances[t].desired_replicas for t in ("prepare-data", "train", "notify")] == [1, 1, 0]
+
+
+def _compute(domain: dict[str, Any]) -> dict[str, Any]:
+    definition = "kubevirt-io-virtualmachineinstance-v1"
+    vmi = copy.deepcopy(_fixture(definition, "workload.yaml"))
+    vmi["spec"]["domain"] = domain
+    resources: dict[str, Any] = _resources(_pod_spec(definition, vmi, "vmi"))["compute"]
+    return resources
+
+
+@pytest.mark.parametrize(
+    ("cpu", "requests", "limits"),
+    [
+        (None, {"cpu": "100m"}, {}),  # no topology: one vCPU over the allocation ratio of 10
+        ({"cores": 4, "sockets": 1, "threads": 1}, {"cpu": "400m"}, {}),
+        ({"cores": 6, "sockets": 2}, {"cpu": "1.2"}, {}),
+        ({"cores": 4, "dedicatedCpuPlacement": True}, {"cpu": "4"}, {"cpu": "4"}),
+    ],
+)
+def test_vmi_cpu_is_rendered_from_the_vcpus(cpu: Any, requests: dict[str, str], limits: dict[str, str]) -> None:
+    domain: dict[str, Any] = {"memory": {"guest": "2Gi"}}
+    if cpu is not None:
+        domain["cpu"] = cpu
+    resources = _compute(domain)
+    assert resources["requests"] == {**requests, "memory": "2Gi"} and resources["limits"] == limits
+
+
+def test_vmi_given_resources_win_and_each_device_plugin_gpu_counts_one() -> None:
+    resources = _compute(
+        {
+            "cpu": {"cores": 8},
+            "resources": {"requests": {"cpu": "2", "memory": "8Gi"}},
+            "devices": {
+                "gpus": [
+                    {"name": "a", "deviceName": "nvidia.com/gpu"},
+                    {"name": "b", "deviceName": "nvidia.com/gpu"},
+                    {"name": "dra", "claimRequest": {"claimName": "c", "requestName": "r"}},
+                ],
+                "hostDevices": [{"name": "nic", "deviceName": "intel.com/qat"}],
+            },
+        }
+    )
+    assert resources["requests"] == {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "2", "intel.com/qat": "1"}
+    assert resources["limits"] == {"nvidia.com/gpu": "2", "intel.com/qat": "1"}
+
+
+def test_the_vmi_fixture_pod_requests_what_the_definition_renders_but_the_overhead() -> None:
+    definition = "kubevirt-io-virtualmachineinstance-v1"
+    pod = _resources(_fixture(definition, "pods.yaml")["items"][0]["spec"])["compute"]
+    computed = _resources(_pod_spec(definition, _fixture(definition, "workload.yaml"), "vmi"))["compute"]
+    assert computed["requests"]["cpu"] == pod["requests"]["cpu"]
+    assert computed["requests"]["nvidia.com/GP102GL_Tesla_P40"] == pod["requests"]["nvidia.com/GP102GL_Tesla_P40"]
+    assert computed["requests"]["memory"] == "1024M"  # the pod's 1314Mi adds virt-controller's overhead
+
+
+@pytest.mark.parametrize(
+    ("spec", "replicas"),
+    [
+        ({"runStrategy": "Always"}, 1),
+        ({"runStrategy": "Halted"}, 0),
+        ({"running": True}, 1),
+        ({"running": False}, 0),
+        ({"runStrategy": "Manual"}, 1),  # the fixture's status says a VMI was created
+    ],
+)
+def test_the_vm_runs_one_vmi_per_its_run_strategy(spec: dict[str, Any], replicas: int) -> None:
+    definition = "kubevirt-io-virtualmachine-v1"
+    vm = copy.deepcopy(_fixture(definition, "workload.yaml"))
+    vm["spec"].pop("runStrategy")
+    vm["spec"].update(spec)
+    assert _resolution(definition, vm).component("vmi").instances[""].desired_replicas == replicas
+
+
+def test_stopping_and_starting_a_vm_writes_the_run_strategy_as_virtctl_does() -> None:
+    definition = "kubevirt-io-virtualmachine-v1"
+    vm = copy.deepcopy(_fixture(definition, "workload.yaml"))
+    vm["spec"]["running"] = True
+    del vm["spec"]["runStrategy"]
+    entry = builtin_registry().for_object(vm)
+    assert entry is not None
+    workload = Workload(entry.karta, vm)
+    workload.suspend()
+    stopped = workload.to_object()["spec"]
+    assert stopped["runStrategy"] == "Halted" and stopped.get("running") is None
+    workload.resume()
+    assert workload.to_object()["spec"]["runStrategy"] == "Always"
