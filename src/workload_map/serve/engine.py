@@ -188,7 +188,7 @@ class Engine:
                     self.store.synced = True
                     touched |= set(self.index.workloads)
                 if self.store.synced and touched:
-                    self._refresh(touched)
+                    await self._refresh(touched)
         finally:
             await self.aclose()
 
@@ -312,9 +312,15 @@ class Engine:
 
     # --- views --------------------------------------------------------------------------------------------------
 
-    def _refresh(self, touched: set[str]) -> None:
+    async def _refresh(self, touched: set[str]) -> None:
+        """Recompute the views of `touched`, giving the loop a turn between two workloads: a first LIST of 20,000
+        workloads (or a slow definition) never holds up /healthz, a scrape or the dashboard. Only this coroutine
+        changes the index (the informers' changes wait in the queue meanwhile), so each view reads one state;
+        readers see the store fill in, and the event stream's `changed` comes once, at the end."""
         store = self.store
-        for uid in touched:
+        for count, uid in enumerate(touched):
+            if count:
+                await asyncio.sleep(0)
             if uid not in self.index.workloads:
                 store.drop(uid)
                 self._cache.forget(uid)
