@@ -23,12 +23,12 @@ import base64
 import datetime as _dt
 import functools
 import json
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
 
+from workload_map._regex import LazyPattern
 from workload_map.errors import WorkloadMapError
 
 __all__ = ["InputNotJSONError", "encode", "normalize", "prune", "roots_key", "to_plain"]
@@ -43,7 +43,7 @@ _SAFE_INT = 2**53
 
 # msgspec writes every float with |x| < 1e16 that is integral as `<digits>.0`; anything larger uses an exponent
 # and stays a float (its magnitude is beyond 2**53). A match inside a string is a harmless false positive.
-_INTEGRAL_FLOAT = re.compile(rb"\.0(?:[,\]}]|$)")
+_INTEGRAL_FLOAT = LazyPattern(rb"\.0(?:[,\]}]|$)")
 
 Roots = frozenset[tuple[str | int | None, ...]]
 
