@@ -172,15 +172,24 @@ def test_a_jobset_without_completions_uses_its_parallelism() -> None:
 def test_grove_gangs_each_podcliqueset_replica() -> None:
     grove, grove_pods = catalog_workload("grove-io-podcliqueset-v1alpha1")
     gang_plan = plan(grove.resolve())
-    assert [(gang.name, gang.replica) for gang in gang_plan.gangs] == [("disagg-0", "0")]
-    # frontend 1 + decode minAvailable 1 + prefill scaling group minAvailable 1 x (pleader 1 + pworker 1)
-    assert gang_plan.gangs[0].min_member == 4
+    # the base PodGang of the replica, and the prefill scaling group's replica above its minAvailable (1 of 2)
+    assert [(gang.name, gang.replica) for gang in gang_plan.gangs] == [
+        ("disagg-0", "0"),
+        ("disagg-0-prefill-0", "0-prefill-0"),
+    ]
+    # base: frontend 1 + decode minAvailable 1 + one prefill replica (pleader 1 + pworker 1); scaled: one replica
+    assert [gang.min_member for gang in gang_plan.gangs] == [4, 2]
     value = copy.deepcopy(grove.to_object())
     value["spec"]["replicas"] = 2
-    assert summary_of(plan(Workload(grove.definition, value).resolve())) == [("disagg-0", 4), ("disagg-1", 4)]
+    assert summary_of(plan(Workload(grove.definition, value).resolve())) == [
+        ("disagg-0", 4),
+        ("disagg-0-prefill-0", 2),
+        ("disagg-1", 4),
+        ("disagg-1-prefill-0", 2),
+    ]
     placed = plan(grove.resolve(), grove_pods)
     assert not placed.unplaced
-    assert {pod.gang for pod in placed.pods} == {"disagg-0"}
+    assert {pod.gang for pod in placed.pods} == {"disagg-0", "disagg-0-prefill-0"}
 
 
 def test_dynamo_gangs_the_whole_graph_with_every_service_minimum() -> None:

@@ -1,10 +1,15 @@
-"""Segments: a component's pods cut into sub-groups of a fixed size, as KAI cuts an LWS group (`subGroupPolicy`,
-`kai.scheduler/segment-size`) and a PyTorchJob's workers (the segment-size annotation on the Worker template), written
-in the `workloadmap.io/gang` annotation's `layout` (docs/gang.md). KAI's own shapes for the same objects are the
-parity fixtures (tests/fixtures/kai, test_kai_parity.py); these tests cover what the fixtures do not."""
+"""The `workloadmap.io/gang` annotation's `layout` (docs/gang.md).
+
+Segments (`segments`): a component's pods cut into sub-groups of a fixed size, as KAI cuts an LWS group
+(`subGroupPolicy`, `kai.scheduler/segment-size`) and a PyTorchJob's workers (the segment-size annotation on the Worker
+template). Grove (`each`, `gang`, `layoutGang`): a parent per scaling-group replica and a gang per scaled PodGang.
+KAI's own shapes for the same objects are the parity fixtures (tests/fixtures/kai, test_kai_parity.py); these tests
+cover what the fixtures do not."""
 
 from __future__ import annotations
 
+import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +23,7 @@ from workload_map.resolve import Workload
 from workload_map.validation import validate
 
 SUBGROUP_LABEL = "kai.scheduler/subgroup-name"
+CATALOG = Path(__file__).resolve().parents[1] / "fixtures" / "catalog"
 
 
 def _lws(size: int, **template: Any) -> dict[str, Any]:
@@ -198,7 +204,7 @@ def _jobset_with(annotation: str) -> Workload:
         ("'[{name: \"A b\"}]'", "expected a sub-group name (a DNS label)"),
         (
             '\'[{name: "a", parent: "b", component: "replicatedjob", instance: "driver", count: 1}]\'',
-            "'b' is not a sub-group",
+            "'b' is not another sub-group of the layout",
         ),
         ("'[{name: \"a\"}]'", "leaf a needs a component and a count"),
         ('\'[{name: "a", component: "ghost", count: 1}]\'', "'ghost' is not a component"),
@@ -216,3 +222,58 @@ def test_a_null_layout_keeps_the_sub_groups_and_layout_index_needs_a_layout() ->
     assert [group.name for group in unchanged.gangs[0].sub_groups] == ["driver", "workers"]
     findings = validate(_jobset_definition("layoutIndex: .metadata.name"))
     assert [f.message for f in findings if "layoutIndex: needs layout" in f.message]
+
+
+# --- Grove: scaling groups nested, scaled PodGangs as gangs of their own (layout's each, gang, layoutGang) -----------
+
+
+def _grove(edit: Any = None) -> tuple[Workload, list[dict[str, Any]]]:
+    value = yaml.safe_load((CATALOG / "grove-io-podcliqueset-v1alpha1" / "workload.yaml").read_text())
+    if edit is not None:
+        edit(value)
+    resolved = builtin_registry().for_object(value)
+    assert resolved is not None
+    listed = yaml.safe_load((CATALOG / "grove-io-podcliqueset-v1alpha1" / "pods.yaml").read_text())["items"]
+    return Workload(resolved.karta, value), listed
+
+
+def test_grove_scaled_podgangs_are_kai_podgroups_of_their_own_and_pods_join_them() -> None:
+    grove, listed = _grove()
+    gang_plan = plan(grove.resolve(), listed)
+    manifests = export(gang_plan, "kai")
+    assert [(m["metadata"]["name"], m["spec"].get("minSubGroup")) for m in manifests] == [
+        ("disagg-0", 3),
+        ("disagg-0-prefill-0", 1),
+    ]
+    joined = {
+        pod["metadata"]["name"]: joined_pod(gang_plan, pod, "kai")["metadata"]["annotations"]["pod-group-name"]
+        for pod in listed
+    }
+    assert joined == {
+        name: ("disagg-0-prefill-0" if name.startswith("disagg-0-prefill-1-") else "disagg-0") for name in joined
+    }
+
+
+def test_a_scaling_group_with_every_replica_required_has_no_scaled_gang() -> None:
+    def all_required(value: dict[str, Any]) -> None:
+        value["spec"]["template"]["podCliqueScalingGroups"][0]["minAvailable"] = 2
+
+    grove, _ = _grove(all_required)
+    (gang,) = plan(grove.resolve()).gangs
+    assert [group.name for group in gang.sub_groups if group.parent is None] == [
+        "frontend",
+        "decode",
+        "prefill-0",
+        "prefill-1",
+    ]
+    assert gang.min_member == 1 + 1 + 2 * 2
+
+
+def test_a_pod_of_a_podgang_the_spec_does_not_have_is_unplaced_with_the_reason() -> None:
+    grove, listed = _grove()
+    stray = copy.deepcopy(listed[-1])
+    stray["metadata"]["labels"]["grove.io/podgang"] = "disagg-0-prefill-7"
+    gang_plan = plan(grove.resolve(), [stray])
+    (unplaced,) = gang_plan.unplaced
+    assert unplaced.error is not None and "its gang prefill-7 is not in the spec" in unplaced.error
+    assert [gang.name for gang in gang_plan.gangs] == ["disagg-0", "disagg-0-prefill-0"]

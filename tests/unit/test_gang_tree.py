@@ -353,20 +353,34 @@ def test_a_multi_node_inferenceservice_gangs_its_head_and_workers() -> None:
 def test_grove_is_a_gang_per_replica_and_a_pod_without_its_replica_index_is_unplaced() -> None:
     grove, listed = catalog("grove-io-podcliqueset-v1alpha1")
     gang_plan = plan(grove.resolve(), listed)
-    assert [gang.name for gang in gang_plan.gangs] == ["disagg-0"]
-    assert [(group.name, group.min_member) for group in gang_plan.gangs[0].sub_groups] == [
-        ("frontend", 1),
-        ("decode", 1),
-        ("pleader", 1),
-        ("pworker", 1),
+    # the base PodGang and, for the prefill scaling group's replica above its minAvailable, a scaled one
+    assert [gang.name for gang in gang_plan.gangs] == ["disagg-0", "disagg-0-prefill-0"]
+    base, scaled = gang_plan.gangs
+    assert [(group.name, group.parent, group.min_member, group.min_sub_group) for group in base.sub_groups] == [
+        ("frontend", None, 1, None),
+        ("decode", None, 1, None),
+        ("prefill-0", None, None, 2),
+        ("prefill-0-pleader", "prefill-0", 1, None),
+        ("prefill-0-pworker", "prefill-0", 1, None),
     ]
+    assert [(group.name, group.parent) for group in scaled.sub_groups] == [
+        ("prefill-1", None),
+        ("prefill-1-pleader", "prefill-1"),
+        ("prefill-1-pworker", "prefill-1"),
+    ]
+    assert (base.min_member, scaled.min_member) == (4, 2)
+    assert {pod.name: pod.sub_group for pod in gang_plan.pods if pod.gang == scaled.name} == {
+        "disagg-0-prefill-1-pleader-l1x9d": "prefill-1-pleader",
+        "disagg-0-prefill-1-pworker-w1z3f": "prefill-1-pworker",
+    }
+    assert any("disagg-0-prefill-0 is a gang of its own" in note for note in gang_plan.notes)
     assert gang_plan.unplaced == []
     broken = copy.deepcopy(listed[0])
     del broken["metadata"]["labels"]["grove.io/podcliqueset-replica-index"]
     broken_plan = plan(grove.resolve(), [broken])
     (unplaced,) = broken_plan.unplaced
     assert unplaced.error is not None and broken["metadata"]["name"] in unplaced.error
-    assert [gang.name for gang in broken_plan.gangs] == ["disagg-0"]  # no gang of its own
+    assert [gang.name for gang in broken_plan.gangs] == ["disagg-0", "disagg-0-prefill-0"]  # no gang of its own
 
 
 def test_dynamo_is_one_gang_a_sub_group_per_service() -> None:

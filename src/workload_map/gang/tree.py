@@ -25,6 +25,7 @@ from workload_map.gang.names import is_dns1123_label, join_name, to_dns1123_labe
 from workload_map.gang.scale import Role
 from workload_map.gang.summary import StructureSummary, infer_pod_component, infer_pod_component_instance
 from workload_map.gang.types import Gang, GangRole, PodMembership, SubGroupPlan, Topology
+from workload_map.jq import JqError
 from workload_map.model import PodGroupMember, ReplicaSelector, TopologyConstraint
 from workload_map.model.gang_rules import GANG_RULES, GangRules, SubGroupRule, gang_rule_problems, gang_rules
 from workload_map.pods import PodQuerier, SelectorError
@@ -72,6 +73,8 @@ class _Node:
     topology: Topology | None
     after: str | None = None
     first: int = 0  # a layout leaf: the index (`layoutIndex`) of its first pod in its component
+    key: str | None = None  # a layout leaf: the `layoutKey` of its pods
+    gang: str = ""  # a layout node: the gang it is in, "" the gang itself (else `<gang>-<this>`)
     children: list[str] = field(default_factory=list)
     pods: list[str] = field(default_factory=list)
 
@@ -103,6 +106,8 @@ class _Tree:
         self.listed: list[_Listed] = []
         self.nodes: dict[str, _Node] = {}
         self.layout_leaves: dict[str, list[str]] | None = None  # component -> its leaves, when a layout is used
+        self.layout_gangs: list[str] = [""]  # the layout's gangs per gang key: "" itself, then each entry's `gang`
+        self.key_gang: dict[str | None, str] = {}  # gang key -> its layout gang (absent: "", the gang itself)
         self._role_cache: dict[tuple[Any, Any], tuple[GangRole, ...]] = {}
 
     # -- evaluation of the annotation's expressions on the workload
@@ -156,13 +161,29 @@ class _Tree:
         """One gang per replica of the replicated component (from its scale), else one gang (with `gangKey`, the
         pods' values name the gangs)."""
         if self.replicated is None:
-            return [None]
+            return self.with_layout_gangs([None])
         try:
             scales = self.builder.resolution.component(self.replicated).require_scales()
         except (ExtractionError, ComponentNotFound) as error:
             raise GangError(f"{_ANNOTATION}.gangPerReplicaOf: cannot read the replicas of {self.replicated}") from error
         count = sum(desired_replicas(scale) for scale in (scales or {}).values()) if scales else 1
-        return [str(index) for index in range(count)]
+        return self.with_layout_gangs([str(index) for index in range(count)])
+
+    def with_layout_gangs(self, keys: Sequence[str | None]) -> list[str | None]:
+        """Each gang key followed by the layout's other gangs under it (`<key>-<gang>`: Grove's scaled PodGangs)."""
+        out: list[str | None] = []
+        for key in keys:
+            for gang in self.layout_gangs:
+                out.append(self.layout_key(key, gang))
+        return out
+
+    def layout_key(self, key: str | None, gang: str) -> str | None:
+        """The gang key of a layout gang under `key` (itself for ""), remembered with its layout gang."""
+        if not gang:
+            return key
+        composed = f"{key}-{gang}" if key is not None else gang
+        self.key_gang[composed] = gang
+        return composed
 
     def build_skeleton(self) -> None:
         names: set[str] = set()
@@ -206,7 +227,8 @@ class _Tree:
             unknown = sorted(set(entry) - _LAYOUT_KEYS)
             if unknown:
                 raise GangError(f"{here}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_LAYOUT_KEYS))})")
-            written.extend(self._segments(entry, here))
+            for copy_here, copy in self._copies(entry, here):
+                written.extend(self._segments(copy, copy_here))
         for here, entry in written:
             name = entry.get("name")
             if not isinstance(name, str) or not is_dns1123_label(name):
@@ -220,8 +242,8 @@ class _Tree:
             if node.parent is None:
                 continue
             parent = self.nodes.get(node.parent)
-            if parent is None or parent.name == node.name:
-                raise GangError(f"{here}.parent: {node.parent!r} is not a sub-group of the layout listed before it")
+            if parent is None or parent.name == node.name or parent.gang != node.gang:
+                raise GangError(f"{here}.parent: {node.parent!r} is not another sub-group of the layout in its gang")
             parent.children.append(node.name)
         leaves: dict[str, list[str]] = {}
         for here, entry in entries:
@@ -238,7 +260,29 @@ class _Tree:
                 raise GangError(f"{here}: leaf {node.name} needs a component and a count (the pods it holds)")
             leaves.setdefault(node.component, []).append(node.name)
         self.layout_leaves = leaves
+        self.layout_gangs = list(dict.fromkeys(node.gang for node in self.nodes.values()))
+        if "" not in self.layout_gangs:
+            self.layout_gangs.insert(0, "")  # the gang itself, with no sub-group of its own
         return True
+
+    def _copies(self, entry: Mapping[str, Any], here: str) -> list[tuple[str, Mapping[str, Any]]]:
+        """A layout entry with `each: n`: n copies, k = eachFrom ... eachFrom + n - 1; `{i}` in its name, parent,
+        gang and key is k, `{n}` the copy's position (0 ... n - 1). Without `each`, the entry itself."""
+        count = self._count(entry.get("each"), f"{here}.each")
+        if count is None:
+            return [(here, entry)]
+        start = self._count(entry.get("eachFrom"), f"{here}.eachFrom") or 0
+        if count > _MAX_SEGMENTS:
+            raise GangError(f"{here}.each: {count} copies; at most {_MAX_SEGMENTS}")
+        copies: list[tuple[str, Mapping[str, Any]]] = []
+        for position in range(count):
+            copy = {key: value for key, value in entry.items() if key not in ("each", "eachFrom")}
+            for key in _EACH_TEXT:
+                value = copy.get(key)
+                if isinstance(value, str):
+                    copy[key] = value.replace("{i}", str(start + position)).replace("{n}", str(position))
+            copies.append((f"{here} (copy {position})", copy))
+        return copies
 
     def _segments(self, entry: Mapping[str, Any], here: str) -> list[tuple[str, Mapping[str, Any]]]:
         """A layout entry with `segments`: its pods, in index order, cut into leaves of that many pods (the last
@@ -269,7 +313,17 @@ class _Tree:
         parent = entry.get("parent")
         out: list[tuple[str, Mapping[str, Any]]] = []
         if under_entry:
-            out.append((here, {"name": name, "parent": parent, "minSubGroup": entry.get("minSubGroup")}))
+            out.append(
+                (
+                    here,
+                    {
+                        "name": name,
+                        "parent": parent,
+                        "minSubGroup": entry.get("minSubGroup"),
+                        "gang": entry.get("gang"),
+                    },
+                )
+            )
             parent = name
         shared = {key: value for key, value in entry.items() if key in _SEGMENT_SHARED}
         for piece in range(pieces):
@@ -335,7 +389,17 @@ class _Tree:
             topology=_layout_topology(topology, f"{here}.topology") if topology is not None else None,
             after=after,
             first=self._count(entry.get("first"), f"{here}.first") or 0,
+            key=self._text(entry.get("key"), f"{here}.key"),
+            gang=self._text(entry.get("gang"), f"{here}.gang") or "",
         )
+
+    @staticmethod
+    def _text(value: Any, where: str) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            raise GangError(f"{where}: expected a string, got {value!r}")
+        return str(value)
 
     def _layout_role(self, component: str, instance: str | None, here: str) -> Role:
         """The (component, instance) a layout leaf's pods are: the component's one role, or the named instance's."""
@@ -543,7 +607,10 @@ class _Tree:
         scheduled: frozenset[str] = frozenset(),
     ) -> tuple[Gang, list[str]]:
         """The gang of one gang key, with the pods placed in each node; also the notes about deferred nodes."""
-        nodes = {name: _copy(node, placed.get(name, [])) for name, node in self.nodes.items()}
+        layout_gang = self.key_gang.get(key, "")
+        nodes = {
+            name: _copy(node, placed.get(name, [])) for name, node in self.nodes.items() if node.gang == layout_gang
+        }
         deferred_notes: list[str] = []
         active = {name: self._active(nodes, name, scheduled) for name in nodes}
         for name, node in nodes.items():
@@ -743,11 +810,13 @@ class _Tree:
         return roles
 
 
-_SEGMENT_SHARED = frozenset({"component", "instance", "deferred", "after", "topology"})
+_SEGMENT_SHARED = frozenset({"component", "instance", "deferred", "after", "topology", "key", "gang"})
 _LAYOUT_KEYS = frozenset(
     {"name", "parent", "first", "count", "minMember", "minSubGroup", "segments", "segmentStart", "segmentParent"}
+    | {"each", "eachFrom"}
     | _SEGMENT_SHARED
 )
+_EACH_TEXT = ("name", "parent", "gang", "key")
 _MAX_SEGMENTS = 10_000  # KAI's own bound on the segments of one group
 
 
@@ -845,11 +914,12 @@ def build(
         members_of.append(membership.name)
         if node is not None:
             placed_of.setdefault(node, []).append(membership.name)
-    empty: tuple[Gang, list[str]] | None = None  # the gangs without pods are alike but for their name
-    for key in keys:
+    empty: dict[str, tuple[Gang, list[str]]] = {}  # the gangs of one layout gang without pods are alike but for
+    for key in keys:  # their name
         placed, members = by_key[key]
-        if not members and empty is not None:
-            template, notes = empty
+        layout_gang = tree.key_gang.get(key, "")
+        if not members and layout_gang in empty:
+            template, notes = empty[layout_gang]
             gang = replace(template, name=gang_name(base, tree.definition.name, key), replica=key)
         else:
             gang, notes = tree.gang(
@@ -861,9 +931,13 @@ def build(
                 scheduled=frozenset(scheduled),
             )
             if not members:
-                empty = (gang, notes)
+                empty[layout_gang] = (gang, notes)
         for note in notes:
             builder.note(note)
+        layout_gang = tree.key_gang.get(key)
+        if layout_gang:
+            owner = gang_name(base, tree.definition.name, key[: -len(layout_gang) - 1] if key else None)
+            builder.note(f"gang {gang.name} is a gang of its own ({layout_gang}), not required with gang {owner}")
         gangs.append(gang)
         gang_of_key[key] = gang
     memberships: list[PodMembership] = []
@@ -948,7 +1022,12 @@ def _place(tree: _Tree, pod: Mapping[str, Any]) -> tuple[PodMembership, str | No
                 None,
                 None,
             )
-    if not tree.listed:
+    if tree.layout_leaves is not None and tree.rules.layout_gang is not None:
+        layout_gang, problem = _layout_gang_of(tree, query, where)
+        if problem is not None:
+            return PodMembership(name, namespace, component, instance, error=problem), None, None
+        key = tree.layout_key(key, layout_gang)
+    if not tree.listed and tree.layout_leaves is None:
         return PodMembership(name, namespace, component, instance), key, None
     node, problem = _node_of(tree, query, component, instance, where)
     return PodMembership(name, namespace, component, instance, error=problem), key, node
@@ -1003,6 +1082,14 @@ def _layout_leaf_of(
         for name in tree.layout_leaves.get(component, [])
         if tree.nodes[name].instance is None or tree.nodes[name].instance == instance
     ]
+    if tree.rules.layout_key is not None and any(tree.nodes[name].key is not None for name in leaves):
+        try:
+            key = query.single_string(tree.rules.layout_key, "layout key")
+        except SelectorError as error:
+            return None, f"pod {where}: {error}"
+        leaves = [name for name in leaves if tree.nodes[name].key in (None, key)]
+        if not leaves:
+            return None, f"pod {where}: no sub-group of {component} has key {key!r} (the spec asks for fewer)"
     if not leaves:
         return None, None  # a pod of a component the layout does not split: in the gang, in no sub-group
     expression = tree.rules.layout_index
@@ -1022,3 +1109,20 @@ def _layout_leaf_of(
         if node.first <= index < node.first + node.count:
             return name, None
     return None, f"pod {where}: index {index} of {component} is in no sub-group (the spec asks for fewer pods)"
+
+
+def _layout_gang_of(tree: _Tree, query: PodQuerier, where: str) -> tuple[str, str | None]:
+    """(the layout gang of a pod, None): `layoutGang` gives null or "" for the gang itself, else another gang's
+    name; or ("", why it cannot be told)."""
+    assert tree.rules.layout_gang is not None
+    try:
+        outputs = query.evaluate(tree.rules.layout_gang)
+    except JqError as error:
+        return "", f"pod {where}: layout gang: {error.message}"
+    if len(outputs) != 1 or not (outputs[0] is None or isinstance(outputs[0], str)):
+        return "", f"pod {where}: layout gang: expected one string or null, got {outputs!r}"
+    found = outputs[0] or ""
+    if found not in tree.layout_gangs:
+        known = ", ".join(gang or "(the gang itself)" for gang in tree.layout_gangs)
+        return "", f"pod {where}: its gang {found} is not in the spec (gangs: {known})"
+    return found, None

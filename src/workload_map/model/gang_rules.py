@@ -15,6 +15,8 @@ metadata:
       minSubGroup: <jq>                # root: the top-level sub-groups required (null: every one not deferred)
       layout: <jq>                     # null: the sub-groups below; a list: each gang's tree, node by node
       layoutIndex: <jq on the pod>     # a pod's index in its component (places it in a layout leaf)
+      layoutKey: <jq on the pod>       # ... or the key of its layout leaf (a leaf's `key`)
+      layoutGang: <jq on the pod>      # the layout gang a pod is in ("" the gang itself; an entry's `gang`)
       subGroups:
         <componentName>:               # a gangScheduling.podGroup.subGroups[].componentName
           name: headgroup              # the sub-group's name (default: the component's; per instance: the id)
@@ -52,7 +54,8 @@ __all__ = [
 GANG_RULES: Final = "workloadmap.io/gang"
 
 _ROOT_EXPRESSIONS: Final = ("noGang", "minMember", "minSubGroup", "layout")
-_ROOT_KEYS: Final = frozenset({"gangPerReplicaOf", "gangKey", "layoutIndex", "subGroups", *_ROOT_EXPRESSIONS})
+_LAYOUT_POD_KEYS: Final = ("layoutIndex", "layoutKey", "layoutGang")
+_ROOT_KEYS: Final = frozenset({"gangPerReplicaOf", "gangKey", "subGroups", *_LAYOUT_POD_KEYS, *_ROOT_EXPRESSIONS})
 _GROUP_EXPRESSIONS: Final = ("minMember", "replicas", "replicaKey", "minSubGroup", "deferred")
 _GROUP_KEYS: Final = frozenset({"name", "perInstance", "after", *_GROUP_EXPRESSIONS})
 _MAX_TEXT: Final = 64 * 1024
@@ -85,6 +88,8 @@ class GangRules:
     sub_groups: Mapping[str, SubGroupRule] = field(default_factory=dict)
     layout: str | None = None
     layout_index: str | None = None
+    layout_key: str | None = None
+    layout_gang: str | None = None
 
 
 def gang_rules(annotations: Mapping[str, str] | None) -> GangRules | None:
@@ -114,8 +119,13 @@ def gang_rule_expressions(annotations: Mapping[str, str] | None) -> Iterator[tup
             yield f"{where}.{key}", expression, False
     if rules.gang_key:
         yield f"{where}.gangKey", rules.gang_key, True
-    if rules.layout_index:
-        yield f"{where}.layoutIndex", rules.layout_index, True
+    for key, expression in (
+        ("layoutIndex", rules.layout_index),
+        ("layoutKey", rules.layout_key),
+        ("layoutGang", rules.layout_gang),
+    ):
+        if expression:
+            yield f"{where}.{key}", expression, True
     for component, rule in rules.sub_groups.items():
         here = f"{where}.subGroups.{component}"
         for key, expression in (
@@ -170,9 +180,10 @@ def _parse(text: str) -> tuple[GangRules | None, list[str]]:
         problems.append("gangPerReplicaOf: expected a component name")
         per_replica = None
     gang_key = _expression(value.get("gangKey"), "gangKey", problems)
-    layout_index = _expression(value.get("layoutIndex"), "layoutIndex", problems)
-    if layout_index is not None and root["layout"] is None:
-        problems.append("layoutIndex: needs layout (it places pods in the layout's leaves)")
+    on_pods = {key: _expression(value.get(key), key, problems) for key in _LAYOUT_POD_KEYS}
+    for key, expression in on_pods.items():
+        if expression is not None and root["layout"] is None:
+            problems.append(f"{key}: needs layout (it places pods in the layout's sub-groups)")
     if gang_key is not None and per_replica is not None:
         problems.append("gangKey and gangPerReplicaOf exclude each other (each splits the pods into gangs)")
     groups_in = value.get("subGroups")
@@ -194,7 +205,9 @@ def _parse(text: str) -> tuple[GangRules | None, list[str]]:
             gang_key=gang_key,
             sub_groups=groups,
             layout=root["layout"],
-            layout_index=layout_index,
+            layout_index=on_pods["layoutIndex"],
+            layout_key=on_pods["layoutKey"],
+            layout_gang=on_pods["layoutGang"],
         ),
         [],
     )
