@@ -934,9 +934,8 @@ def build(
                 empty[layout_gang] = (gang, notes)
         for note in notes:
             builder.note(note)
-        layout_gang = tree.key_gang.get(key)
-        if layout_gang:
-            owner = gang_name(base, tree.definition.name, key[: -len(layout_gang) - 1] if key else None)
+        if layout_gang and key is not None:
+            owner = gang_name(base, tree.definition.name, key[: -len(layout_gang) - 1] or None)
             builder.note(f"gang {gang.name} is a gang of its own ({layout_gang}), not required with gang {owner}")
         gangs.append(gang)
         gang_of_key[key] = gang
