@@ -4,7 +4,8 @@
 # reused. Prints the binary's path; `scripts/helm.sh lint charts/workload-map` runs it.
 set -euo pipefail
 VERSION="v3.17.3"
-DIR="${XDG_CACHE_HOME:-$HOME/.cache}/workload-map/helm-${VERSION}"
+# the cache scripts/test-cluster.sh keeps its binaries in (WMAP_CACHE_DIR overrides it there too)
+DIR="${WMAP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/workload-map}/helm-${VERSION}"
 if [[ ! -x "$DIR/helm" ]]; then
   command -v go >/dev/null || { echo "helm.sh: needs Go to build helm ${VERSION}" >&2; exit 1; }
   mkdir -p "$DIR"

@@ -1239,18 +1239,45 @@ def test_the_containerfile_entry_point_runs_the_controller(api_server: ApiServer
         assert controller.stop() == 0
 
 
-def test_the_chart_renders_objects_the_api_server_accepts(api_server: ApiServer) -> None:
-    """`helm template` of charts/workload-map, every object applied as a dry run (cert-manager's kinds left out:
-    the test server has no cert-manager)."""
+_CHART_KINDS = [
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CustomResourceDefinition",
+    "Deployment",
+    "MutatingWebhookConfiguration",
+    "PodDisruptionBudget",
+    "Service",
+    "ServiceAccount",
+    "ValidatingWebhookConfiguration",
+]
+
+
+@pytest.mark.parametrize(
+    ("values", "kinds"),
+    [
+        ((), _CHART_KINDS),
+        (
+            ("webhook.certMode=auto", "dashboard.enabled=true"),
+            [k for k in _CHART_KINDS if not k.endswith("WebhookConfiguration")],
+        ),
+    ],
+)
+def test_the_chart_renders_objects_the_api_server_accepts(
+    api_server: ApiServer, values: tuple[str, ...], kinds: list[str]
+) -> None:
+    """`helm template` of charts/workload-map (default values, and the controller's own certificates with the
+    dashboard), every object applied as a dry run (cert-manager's kinds left out: the test server has no
+    cert-manager)."""
     import yaml
 
-    from tests.unit.test_controller_chart import CHART, _helm
+    from tests.unit.test_controller_chart import CHART, HELM_VERSION, _helm
 
     helm = _helm()
     if helm is None:
-        pytest.skip("no helm (scripts/helm.sh builds it)")
+        pytest.skip(f"no helm (scripts/helm.sh builds helm {HELM_VERSION})")
+    sets = [arg for value in values for arg in ("--set", value)]
     rendered = subprocess.run(
-        [helm, "template", "wmap", str(CHART), "--namespace", "workload-map-system"],
+        [helm, "template", "wmap", str(CHART), "--namespace", "workload-map-system", *sets],
         capture_output=True,
         text=True,
         check=True,
@@ -1273,14 +1300,4 @@ def test_the_chart_renders_objects_the_api_server_accepts(api_server: ApiServer)
                 )
             )
             applied.append(doc["kind"])
-    assert sorted(applied) == [
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "CustomResourceDefinition",
-        "Deployment",
-        "MutatingWebhookConfiguration",
-        "PodDisruptionBudget",
-        "Service",
-        "ServiceAccount",
-        "ValidatingWebhookConfiguration",
-    ]
+    assert sorted(applied) == kinds

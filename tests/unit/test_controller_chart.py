@@ -4,6 +4,7 @@ into ~/.cache/workload-map), it lints and renders with the objects docs/controll
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,7 +20,11 @@ HELM_VERSION = "v3.17.3"
 
 
 def _helm() -> str | None:
-    cached = Path.home() / ".cache" / "workload-map" / f"helm-{HELM_VERSION}" / "helm"
+    """The pinned helm scripts/helm.sh builds (in the cache scripts/test-cluster.sh uses), else one on PATH."""
+    root = os.environ.get("WMAP_CACHE_DIR") or str(
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "workload-map"
+    )
+    cached = Path(root) / f"helm-{HELM_VERSION}" / "helm"
     return str(cached) if cached.is_file() else shutil.which("helm")
 
 
@@ -140,3 +145,8 @@ def test_the_auto_cert_mode_lets_the_controller_register_its_service() -> None:
     assert (options.webhook_cert_mode, options.webhook_service_name) == ("auto", "workload-map-controller")
     (service,) = [o for o in objects if o["kind"] == "Service"]
     assert {"name": "webhook", "port": 443, "targetPort": "webhook"} in service["spec"]["ports"]
+
+
+def test_the_helm_pin_is_one_version() -> None:
+    script = (REPO / "scripts" / "helm.sh").read_text()
+    assert f'VERSION="{HELM_VERSION}"' in script

@@ -14,18 +14,17 @@ import signal
 import socket
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from workload_map.cluster.aio import AsyncApiClient
 from workload_map.cluster.kubeconfig import ConnectionSettings, load_context
 from workload_map.controller.certs import Rotated, ensure_certificates, read_certificates, signature
-from workload_map.controller.dashboard import run_dashboard, start_dashboard
 from workload_map.controller.grouper import PodGrouper
 from workload_map.controller.health import Metrics, Probes, parse_bind_address, serve
 from workload_map.controller.karta_operator import KartaOperator
 from workload_map.controller.leader import LeaderElector
-from workload_map.controller.options import ControllerOptions
+from workload_map.controller.options import ControllerOptions, OptionsError
 from workload_map.controller.pod_admission import PodAdmission
 from workload_map.controller.webhook import (
     Registration,
@@ -36,6 +35,9 @@ from workload_map.controller.webhook import (
     serving_context,
 )
 from workload_map.controller.writer import Writer
+
+if TYPE_CHECKING:
+    from workload_map.serve.run import Server
 
 __all__ = ["run"]
 
@@ -89,12 +91,14 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
             webhooks, keeper = await _start_webhooks(client, options, metrics)
             servers.append(webhooks)
             background.append(asyncio.create_task(keeper))
-        dashboard = await start_dashboard(client, options)
+        dashboard = await _start_dashboard(client, options)
         writer = Writer(client, metrics, dry_run=options.dry_run, component=COMPONENT)
         elector: LeaderElector | None = None
         tasks: list[asyncio.Task[None]] = []
         # every replica serves the dashboard (read-only); it ends with the process, not with leadership
         if dashboard is not None:
+            from workload_map.controller.dashboard import run_dashboard
+
             background.append(asyncio.create_task(run_dashboard(dashboard, stop)))
         if options.leader_elect:
             elector = LeaderElector(
@@ -144,6 +148,20 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
                 await server.wait_closed()
     log.info("stopped")
     return code
+
+
+async def _start_dashboard(client: AsyncApiClient, options: ControllerOptions) -> Server | None:
+    # imported only when asked for: the serve extra (aiohttp, prometheus-client) is not the controller's
+    if parse_bind_address(options.dashboard_bind_address) is None:
+        return None
+    try:
+        from workload_map.controller.dashboard import start_dashboard
+    except ImportError as exc:
+        raise OptionsError(
+            f"--dashboard-bind-address needs the serve extra ({exc.name} is not installed): "
+            "pip install 'workload-map[controller,serve]'"
+        ) from None
+    return await start_dashboard(client, options)
 
 
 def _registration(options: ControllerOptions, pods: bool) -> Registration | None:
