@@ -24,6 +24,7 @@ DEFAULT_GROUPER_KINDS = (
     "tekton-dev-pipelinerun-v1",
     "kubevirt-io-virtualmachineinstance-v1",
     "kubevirt-io-virtualmachine-v1",
+    "machinelearning-seldon-io-seldondeployment-v1",
 )
 
 
@@ -210,3 +211,45 @@ def test_stopping_and_starting_a_vm_writes_the_run_strategy_as_virtctl_does() ->
     assert stopped["runStrategy"] == "Halted" and stopped.get("running") is None
     workload.resume()
     assert workload.to_object()["spec"]["runStrategy"] == "Always"
+
+
+def _seldon(mutate: Any = None) -> Any:
+    definition = "machinelearning-seldon-io-seldondeployment-v1"
+    obj = copy.deepcopy(_fixture(definition, "workload.yaml"))
+    if mutate is not None:
+        mutate(obj)
+    return _resolution(definition, obj).component("component").instances
+
+
+def test_seldon_components_are_the_deployments_with_the_engine_beside_the_graph_root() -> None:
+    definition = "machinelearning-seldon-io-seldondeployment-v1"
+    instances = _seldon()
+    pods = {p["metadata"]["labels"]["app"]: p["spec"] for p in _fixture(definition, "pods.yaml")["items"]}
+    assert sorted(instances) == sorted(pods)
+    for name, pod in pods.items():
+        assert _resources(instances[name].pod_template["spec"]) == _resources(pod), name
+    assert [instances[n].desired_replicas for n in sorted(instances)] == [1, 2, 1]
+
+
+def test_seldon_without_engine_and_replicas_from_hpa_and_prepackaged_servers() -> None:
+    def no_engine(obj: dict[str, Any]) -> None:
+        obj["spec"]["predictors"][0]["annotations"] = {"seldon.io/no-engine": "true"}
+        obj["spec"]["predictors"][0]["componentSpecs"][1]["hpaSpec"] = {"minReplicas": 3, "maxReplicas": 6}
+
+    instances = _seldon(no_engine)
+    assert all("seldon-container-engine" not in _resources(i.pod_template["spec"]) for i in instances.values())
+    model = instances["test-test-1-model"]
+    assert model.scale is not None and (model.desired_replicas, model.scale.max_replicas) == (3, 6)
+
+    def prepackaged(obj: dict[str, Any]) -> None:
+        obj["spec"]["predictors"] = [
+            {"name": "default", "replicas": 2, "graph": {"name": "classifier", "implementation": "SKLEARN_SERVER"}}
+        ]
+
+    instances = _seldon(prepackaged)
+    assert list(instances) == ["test-default-0-classifier"]
+    assert sorted(_resources(instances["test-default-0-classifier"].pod_template["spec"])) == [
+        "classifier",
+        "seldon-container-engine",
+    ]
+    assert instances["test-default-0-classifier"].desired_replicas == 2
