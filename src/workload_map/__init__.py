@@ -9,11 +9,14 @@ name is used:
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from workload_map._version import __version__
 
+# not typing.TYPE_CHECKING: importing typing (and re with it) is most of what `wmap --version` would cost
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from workload_map.catalog import (
         DefinitionRegistry,
         builtin_definitions,

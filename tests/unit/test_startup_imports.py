@@ -1,0 +1,161 @@
+"""The start-up budget, held structurally (issue 19): what `wmap describe -f FILE -o json` and `wmap --version`
+import, and that no module of the package compiles a regular expression when it is imported. No timing here: the
+figures are in benchmarks/ (bench_cli.py, bench_kli.py); these tests keep the imports that made them from coming
+back unnoticed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workload_map.resources.quantity import QUANTITY_PATTERN
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "pytorchjob.yaml"
+
+# Never part of describing a catalog workload from a file: each has its own reason to be loaded (and a test
+# elsewhere that it still works when it is).
+NOT_IN_DESCRIBE = (
+    "workload_map.validation",  # the catalog's definitions were validated when its blob was built
+    "workload_map.model.load",  # the YAML definition loader: only to rebuild the blob or read --definitions
+    "workload_map.model.schema",  # JSON Schema and CRD generation
+    "workload_map.model.dump",
+    "workload_map.model.scaffold",
+    "workload_map.view.schema",
+    "workload_map.pods",  # a file's workload has no pods to attribute
+    "workload_map.gang",
+    "workload_map.cluster",
+    "workload_map.jq.worker",  # catalog expressions run in process
+    "workload_map.jq.aio",
+    "workload_map.asyncio",
+    "jq",  # the libjq binding: only for an expression the compiler leaves to libjq
+    "subprocess",
+    "asyncio",
+    "tempfile",  # only to write the catalog blob
+    "lightkube",
+    "httpx",
+    "rich",
+    "importlib.metadata",
+    "importlib.resources",
+    "pkg_resources",
+)
+
+# what the interpreter imports at start-up (site, .pth files: certifi's imports importlib.resources and tempfile in
+# some installs) is not the command's: only the modules the run added are judged
+_DESCRIBE = """
+import io, json, sys
+baseline = set(sys.modules)
+from workload_map.catalog import precompiled, registry
+files = registry._builtin_files()
+key = precompiled.catalog_key(files, validator=precompiled.validator_stamp())
+warm = precompiled.blob_path(key).exists()
+from workload_map.cli.main import run
+out, sys.stdout = sys.stdout, io.StringIO()
+code = run(["describe", "-f", sys.argv[1], "-o", "json"])
+view, sys.stdout = sys.stdout.getvalue(), out
+added = sorted(set(sys.modules) - baseline)
+print(json.dumps({"warm": warm, "code": code, "view": json.loads(view), "modules": added}))
+"""
+
+
+def _loaded(name: str, modules: list[str]) -> list[str]:
+    return [module for module in modules if module == name or module.startswith(name + ".")]
+
+
+def _python(code: str, *args: str, env: dict[str, str]) -> Any:
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd=REPO, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("WMAP_")}
+    return {**base, "WMAP_CACHE_DIR": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+
+
+def test_describing_a_file_imports_only_what_it_needs(env: dict[str, str]) -> None:
+    # The first run builds the catalog blob (and so validates the catalog); a run that finds the blob is the one
+    # every later command makes. Another process editing a definition or a validator module in this tree between
+    # two runs changes the key, so a run that found no blob is made again.
+    for _attempt in range(4):
+        found = _python(_DESCRIBE, str(EXAMPLE), env=env)
+        assert found["code"] == 0
+        if found["warm"]:
+            break
+    assert found["warm"], "the catalog blob was rebuilt on every run"
+    assert found["view"]["kind"] == "PyTorchJob" and found["view"]["resources"]["gpus"] == 33
+    modules = found["modules"]
+    unexpected = {name: _loaded(name, modules) for name in NOT_IN_DESCRIBE if _loaded(name, modules)}
+    assert not unexpected, unexpected
+
+
+def test_a_cold_run_builds_the_blob_and_validates_the_catalog_once(env: dict[str, str]) -> None:
+    found = _python(_DESCRIBE, str(EXAMPLE), env=env)
+    assert not found["warm"] and found["code"] == 0
+    assert _loaded("workload_map.validation", found["modules"])  # the check recorded in the blob
+    blobs = list((Path(env["WMAP_CACHE_DIR"]) / "catalog").glob("*.msgpack"))
+    assert blobs
+
+
+def test_version_imports_no_library() -> None:
+    code = (  # no json here: it imports re
+        "import io, sys\n"
+        "baseline = set(sys.modules)\n"
+        "from workload_map.cli.main import run\n"
+        "out, sys.stdout = sys.stdout, io.StringIO()\n"
+        "run(['--version'])\n"
+        "sys.stdout = out\n"
+        "print(' '.join(sorted(set(sys.modules) - baseline)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    modules = done.stdout.split()
+    assert "workload_map.cli.main" in modules
+    heavy = [
+        name for name in ("click", "yaml", "msgspec", "re", "dataclasses", "workload_map.catalog") if name in modules
+    ]
+    assert not heavy, heavy
+
+
+# The one pattern compiled at import: msgspec compiles a `Meta(pattern=...)` when the annotated type is created
+# (the quantity syntax the JSON view's schema states and its decoding checks).
+ALLOWED_IMPORT_COMPILES = {("workload_map/resources/quantity.py", QUANTITY_PATTERN[:80])}
+
+_COMPILES = r"""
+import importlib, json, pkgutil, re, sys
+import workload_map
+compiles = []
+original = re._compile
+def recording(pattern, flags):
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.endswith(("re/__init__.py", "enum.py")):
+        frame = frame.f_back
+    if frame is not None and frame.f_code.co_name == "<module>" and "/workload_map/" in frame.f_code.co_filename:
+        compiles.append([frame.f_code.co_filename.split("/src/")[-1].split("site-packages/")[-1], frame.f_lineno,
+                         str(getattr(pattern, "pattern", pattern))[:80]])
+    return original(pattern, flags)
+re._compile = recording
+failed = []
+for info in pkgutil.walk_packages(workload_map.__path__, "workload_map."):
+    try:
+        importlib.import_module(info.name)
+    except ImportError as exc:  # an optional extra that is not installed
+        failed.append([info.name, str(exc)])
+print(json.dumps({"compiles": compiles, "failed": failed}))
+"""
+
+
+def test_no_module_compiles_a_regular_expression_when_imported() -> None:
+    found = _python(_COMPILES, env=dict(os.environ))
+    assert not found["failed"], found["failed"]  # every module imported (the test extra installs the optional ones)
+    unexpected = [entry for entry in found["compiles"] if (entry[0], entry[2]) not in ALLOWED_IMPORT_COMPILES]
+    assert not unexpected, unexpected
