@@ -1,9 +1,10 @@
 """`wmap` start-up and throughput, as ratios against `python -c pass` measured in the same run.
 
 Rows:
-* ``wmap --version`` (target <= 6x): answered before click or any layer is imported.
-* ``wmap describe -f examples/pytorchjob.yaml -o json`` (target <= 15x): the whole offline path (catalog, resolve,
-  view, JSON) for one workload.
+* ``wmap --version`` (target <= 2x, issue 19): answered before click or any layer is imported.
+* ``wmap describe -f examples/pytorchjob.yaml -o json`` (target <= 4x, issue 19): the whole offline path (catalog,
+  resolve, view, JSON) for one workload, with the catalog's precompiled blob already built (one untimed run builds it
+  in a cache directory of the benchmark's own, which nothing else prunes).
 * a stream of PyTorchJob documents (``helm template``-sized): the cost per document at 50 and at 500 documents, each
   the extra time over describing one document divided by the extra documents; the 500 row's baseline is the 50
   row, so a ratio near 1 means the cost grows linearly (target <= 1.25). These run `wmap describe` in this process
@@ -36,9 +37,13 @@ ROUNDS = 7
 STREAM_ROUNDS = 3
 
 
+_CACHE = tempfile.mkdtemp(prefix="wmap-bench-cli-cache-")
+
+
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("WMAP_OUTPUT", "WMAP_CONFIG")}
+    env = {k: v for k, v in os.environ.items() if k not in ("WMAP_OUTPUT", "WMAP_CONFIG", "WMAP_NO_CATALOG_CACHE")}
     env["XDG_CONFIG_HOME"] = tempfile.gettempdir() + "/wmap-bench-no-config"
+    env["WMAP_CACHE_DIR"] = _CACHE
     return env
 
 
@@ -87,6 +92,7 @@ def rows() -> list[dict[str, Any]]:
         "version": [wmap, "--version"],
         "describe": [wmap, "describe", "-f", str(EXAMPLE), "-o", "json"],
     }
+    _seconds(commands["describe"])  # builds the catalog blob, as the first run after an install does
     startup = medians({name: functools.partial(_seconds, command) for name, command in commands.items()}, ROUNDS)
     with tempfile.TemporaryDirectory() as tmp:
         streams = {count: _stream(Path(tmp), count) for count in (1, 50, 500)}
@@ -98,12 +104,12 @@ def rows() -> list[dict[str, Any]]:
     per_500 = (stream[500] - stream[1]) / 499
     base_ms = startup["pass"] * 1000
     return [
-        row("wmap --version (vs python -c pass)", startup["version"] * 1000, base_ms, 6, "ms", digits=1),
+        row("wmap --version (vs python -c pass)", startup["version"] * 1000, base_ms, 2, "ms", digits=1),
         row(
             "wmap describe -f examples/pytorchjob.yaml -o json (vs python -c pass)",
             startup["describe"] * 1000,
             base_ms,
-            15,
+            4,
             "ms",
             digits=1,
         ),
