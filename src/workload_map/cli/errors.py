@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from typing import IO, Any
 
 import click
@@ -120,6 +119,8 @@ def report_exception(exc: BaseException, *, debug: bool = False, stderr: IO[str]
     message, hint, code = _classify(exc)
     try:
         if debug and not isinstance(exc, KeyboardInterrupt):
+            import traceback  # only for --debug (it imports textwrap, linecache, ...)
+
             traceback.print_exception(type(exc), exc, exc.__traceback__, file=err)
         # one line each, whatever the message holds (a jq error, a name from a cluster Karta): cli.safe
         err.write(f"error: {safe_text(message, MESSAGE_LIMIT)}\n")

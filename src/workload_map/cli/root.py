@@ -6,7 +6,6 @@ The run loop is `cli.app.run`; shell completion (`cli.completion`) and `wmap com
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from typing import Any
 
@@ -45,6 +44,8 @@ class LazyGroup(click.Group):
         name = args[0]
         command = self.get_command(ctx, name)
         if command is None and not ctx.resilient_parsing and not name.startswith("-"):
+            import difflib  # only to suggest a command for a mistyped one
+
             close = difflib.get_close_matches(name, self.list_commands(ctx), n=1, cutoff=0.6)
             hint = f'did you mean "{close[0]}"? ' if close else ""
             raise UsageError(
