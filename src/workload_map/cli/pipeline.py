@@ -8,6 +8,12 @@ for that definition (`policy_for(name, origin)`: `cli.jqmode.definition_policy` 
 says, for each document that is not resolved, why (`Untyped`, `Uncovered`, `Failed`), and leaves what to make of
 it to the command (`describe` lists and skips, `gang` warns or stops).
 
+A definition with cross-object references (`workloadmap.io/references`: a TrainJob's runtime) is resolved with
+the referenced objects' content when the caller has them: `from_manifests` looks for them among the input's own
+documents and the `related` objects (`--with FILE`), and says which ones are missing in the workload's `notes`; a
+document that is only referenced (the runtime) is `Uncovered` with `referenced_by` set. The live front end reads
+them from the cluster (`cluster.references`) and passes them to `from_live`.
+
 Nothing here prints or reads the run's state. The view step (`cli.views`) and the gang step (`cli.plans`) are
 modules of their own so that `describe` never imports `workload_map.gang` and `gang` never imports
 `workload_map.view`.
@@ -23,6 +29,7 @@ from workload_map.cli.errors import CLIError
 from workload_map.cli.manifests import Manifest
 from workload_map.jq import EvaluationPolicy
 from workload_map.resolve import Resolution, ResolveError, Workload
+from workload_map.resolve.references import ObjectReference, follow, needs_references, references_of
 
 if TYPE_CHECKING:
     from workload_map.catalog import DefinitionRegistry
@@ -49,6 +56,7 @@ class ResolvedWorkload:
     workload: Workload
     manifest: Manifest | None = None
     definition_version: str | None = None
+    notes: tuple[str, ...] = ()  # what the command should warn about it (a referenced object not found)
 
 
 @dataclass(frozen=True)
@@ -60,9 +68,11 @@ class Untyped:
 
 @dataclass(frozen=True)
 class Uncovered:
-    """A document no definition covers."""
+    """A document no definition covers; `referenced_by` names the workload of the input that refers to it (a
+    TrainJob's runtime), which is then not a workload to warn about."""
 
     manifest: Manifest
+    referenced_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -95,16 +105,30 @@ def resolve_object(
     validate: bool = True,
     manifest: Manifest | None = None,
     definition_version: str | None = None,
+    related: Sequence[Mapping[str, Any]] | None = None,
+    missing: str | None = "is not in the input (give it with --with FILE)",
 ) -> ResolvedWorkload:
     """`obj` resolved through `karta`, its expressions evaluated under `policy`. `validate=False` skips checking the
-    definition (done once already). Raises `ResolveError` when the definition or the object is invalid, or when
-    the policy's recorder does not admit the workload (its definition was stopped earlier in the command, or the
-    command's jq budget is spent: `cli.jqmode`)."""
+    definition (done once already). With `related`, the objects the definition refers to are looked for among
+    them and offered to its expressions (`resolve.references.follow`); each one not found is a note ending with
+    `missing` (None: no note, the caller said why). Raises `ResolveError` when the definition or the object is
+    invalid, or when the policy's recorder does not admit the workload (its definition was stopped earlier in the
+    command, or the command's jq budget is spent: `cli.jqmode`)."""
     admit = getattr(policy.stops, "admit", None)  # cli.jqmode's recorder: a stopped definition, a spent budget
     if admit is not None:
         admit()  # raises a ResolveError (cli.jqmode.NotEvaluated)
+    notes: tuple[str, ...] = ()
+    if related is not None and needs_references(karta):
+        followed = follow(karta, obj, related, policy=policy)
+        obj = followed.object
+        notes = (*followed.problems, *(_missing_note(ref, missing) for ref in followed.missing if missing))
     workload = Workload(karta, obj, validate=validate, policy=policy)
-    return ResolvedWorkload(label, workload.resolve(), origin, workload, manifest, definition_version)
+    return ResolvedWorkload(label, workload.resolve(), origin, workload, manifest, definition_version, notes)
+
+
+def _missing_note(reference: ObjectReference, where: str | None) -> str:
+    what = f"reference {reference.name}: {reference.describe()}"
+    return f"{what} {where}: its roles are not shown, only what the workload says"
 
 
 def nothing_read(workload: ResolvedWorkload) -> bool:
@@ -131,13 +155,20 @@ def unread_error(labels: Sequence[str]) -> CLIError:
 
 
 def from_manifests(
-    manifests: Iterable[Manifest], registry: DefinitionRegistry, policy_for: PolicyFor
+    manifests: Iterable[Manifest],
+    registry: DefinitionRegistry,
+    policy_for: PolicyFor,
+    related: Sequence[Mapping[str, Any]] = (),
 ) -> Iterator[Found]:
     """Each document, in order: resolved through the registry's definition for its kind, or why not. Lazy: a
     document is resolved when the caller asks for it. A document naming an object seen earlier in the input is a
-    `Duplicate` (an object given twice is one workload, not two to sum)."""
+    `Duplicate` (an object given twice is one workload, not two to sum). The objects a definition refers to are
+    looked for among the documents and `related` (see the module docstring)."""
+    documents = list(manifests)
+    pool = [*(m.value for m in documents if isinstance(m.value, Mapping)), *related]
+    referenced = _referenced(documents, registry, policy_for)
     seen: dict[tuple[str, str, str, str], str] = {}
-    for manifest in manifests:
+    for manifest in documents:
         if not manifest.has_type:
             yield Untyped(manifest)
             continue
@@ -149,7 +180,8 @@ def from_manifests(
                 continue
         chosen = registry.for_object(manifest.value)
         if chosen is None:
-            yield Uncovered(manifest)
+            referrer = next((who for who, ref in referenced if ref.matches(manifest.value)), None)
+            yield Uncovered(manifest, referrer)
             continue
         root = chosen.karta.root_gvk
         found: Found
@@ -162,14 +194,37 @@ def from_manifests(
                 policy=policy_for(chosen.karta.name, chosen.origin),
                 manifest=manifest,
                 definition_version=None if chosen.exact or root is None else root.version,
+                related=pool,
             )
         except ResolveError as error:
             found = Failed(manifest, error)
         yield found
 
 
-def from_live(live: LiveWorkload, label: str, policy_for: PolicyFor) -> ResolvedWorkload:
-    """A workload read from the cluster, resolved through the definition its type was found by. Raises
+def _referenced(
+    documents: Sequence[Manifest], registry: DefinitionRegistry, policy_for: PolicyFor
+) -> list[tuple[str, ObjectReference]]:
+    """(workload `Kind/name`, reference) for every reference a covered document of the input makes."""
+    found: list[tuple[str, ObjectReference]] = []
+    for manifest in documents:
+        if not manifest.has_type or not isinstance(manifest.value, Mapping):
+            continue
+        chosen = registry.for_object(manifest.value)
+        if chosen is None or not needs_references(chosen.karta):
+            continue
+        try:
+            wanted, _ = references_of(chosen.karta, manifest.value, policy=policy_for(chosen.karta.name, chosen.origin))
+        except ResolveError:
+            continue
+        found += [(f"{manifest.kind}/{manifest.name}", reference) for reference in wanted]
+    return found
+
+
+def from_live(
+    live: LiveWorkload, label: str, policy_for: PolicyFor, related: Sequence[Mapping[str, Any]] | None = None
+) -> ResolvedWorkload:
+    """A workload read from the cluster, resolved through the definition its type was found by, with the
+    `related` objects its definition refers to (read by the caller, which says itself why one is missing). Raises
     `ResolveError`."""
     definition = live.type.definition
     return resolve_object(
@@ -178,6 +233,8 @@ def from_live(live: LiveWorkload, label: str, policy_for: PolicyFor) -> Resolved
         label=label,
         origin=definition.origin,
         policy=policy_for(definition.karta.name, definition.origin),
+        related=related,
+        missing=None,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from workload_map.model.gang_rules import gang_rule_expressions
+from workload_map.model.references import reference_expressions
 from workload_map.model.types import Karta
 
 JQ_FIELDS: dict[str, frozenset[str]] = {
@@ -76,6 +77,7 @@ def jq_fields(karta: Karta) -> Iterator[tuple[str, str]]:
     annotations = karta.metadata.annotations if karta.metadata else None
     for path, expression, _ in gang_rule_expressions(annotations):
         yield path, expression
+    yield from reference_expressions(annotations)
 
 
 def _walk(node: Any, path: str) -> Iterator[tuple[str, str]]:

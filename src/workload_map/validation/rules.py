@@ -37,6 +37,7 @@ from workload_map.model.extensions import (
     resource_aliases,
 )
 from workload_map.model.gang_rules import GANG_RULES, gang_rule_problems, gang_rules
+from workload_map.model.references import REFERENCES, reference_problems
 from workload_map.validation.findings import ERROR, WARNING, Finding
 from workload_map.validation.jqcheck import expression_problems, jq_findings
 from workload_map.validation.labels import label_key_problems, label_value_problems
@@ -75,6 +76,7 @@ RULES: dict[str, str] = {
     "resource-alias": "error",
     "display-names": "error",
     "copies": "error",
+    "references": "error",
     "matcher-without-phase": "warning",
     "matcher-without-conditions": "warning",
     "status-definition-not-root": "warning",
@@ -119,6 +121,7 @@ def validate(karta: Karta) -> list[Finding]:
     findings += _resource_annotations(karta)
     findings += _display_names(karta, {c.name for _, c in components})
     findings += _copies(karta, {c.name for _, c in components})
+    findings += _references(karta)
     findings += _gang_annotation(karta, {c.name: c for _, c in components})
     gang = karta.gang_scheduling
     if gang is not None:
@@ -626,6 +629,14 @@ def _copies(karta: Karta, components: set[str]) -> Iterator[Finding]:
             yield Finding(WARNING, where, f"{component!r} is not a component of this definition", "copies-component")
         for _, message in expression_problems(expression):
             yield Finding(ERROR, f"{where}.{component}", message, "copies")
+
+
+def _references(karta: Karta) -> Iterator[Finding]:
+    """`workloadmap.io/references` (docs/definitions.md, "Cross-object references"): well formed (its jq is
+    checked with the definition's other jq fields)."""
+    annotations = karta.metadata.annotations if karta.metadata else None
+    for message in reference_problems(annotations):
+        yield Finding(ERROR, f'metadata.annotations["{REFERENCES}"]', message, "references")
 
 
 def _resource_annotations(karta: Karta) -> Iterator[Finding]:

@@ -12,7 +12,7 @@ grand total under -o tree. See docs/cli.md.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,13 +125,19 @@ def _broken(manifest: Manifest, code: int, message: str, *, single: bool, hint: 
 
 
 def describe_manifests(
-    manifests: Manifests, registry: DefinitionRegistry, *, policy_for: PolicyFor, report: Reporter
+    manifests: Manifests,
+    registry: DefinitionRegistry,
+    *,
+    policy_for: PolicyFor,
+    report: Reporter,
+    related: Sequence[Mapping[str, Any]] = (),
 ) -> Outcome:
     """Resolve every document through the registry into views (`cli.pipeline`, then `cli.views`): prints nothing;
-    the views' extraction errors go to `report`, and the jq policy of each definition comes from `policy_for`."""
+    the views' extraction errors go to `report`, and the jq policy of each definition comes from `policy_for`.
+    `related` are objects the workloads may refer to (`--with`), besides the input's own documents."""
     outcome = Outcome()
     single = manifests.single
-    for found in from_manifests(manifests.documents, registry, policy_for):
+    for found in from_manifests(manifests.documents, registry, policy_for, related):
         if isinstance(found, Untyped):
             manifest = found.manifest
             if single:
@@ -148,7 +154,9 @@ def describe_manifests(
             else:
                 outcome.skipped.append((manifest, "not a Kubernetes object (no apiVersion and kind)"))
         elif isinstance(found, Uncovered):
-            if single or found.manifest.workload_like:
+            if found.referenced_by is not None:  # a TrainJob's runtime: read for its roles, not a workload
+                outcome.skipped.append((found.manifest, f"referenced by {found.referenced_by}"))
+            elif single or found.manifest.workload_like:
                 outcome.problems.append(_no_definition(found.manifest, single=single))
             else:
                 outcome.skipped.append((found.manifest, "not a workload"))
@@ -159,6 +167,8 @@ def describe_manifests(
             report.warn(duplicate_message(found))
         else:
             view = view_of(found)
+            for note in found.notes:
+                report.warn(f"{view.kind}/{view.name} ({found.label}): {note}")
             for error in view.errors:
                 report.warn(f"{view.kind}/{view.name} ({found.label}): {error}")
             outcome.described.append(Described(view, tree_origin(found)))
@@ -240,6 +250,15 @@ Examples:
 @manifest_files_option(
     "Manifest(s) to describe: a file, a directory (*.yaml, *.yml, *.json, recursively), or - for stdin. Repeatable."
 )
+@click.option(
+    "--with",
+    "with_files",
+    multiple=True,
+    metavar="FILE|DIR|-",
+    type=click.Path(),
+    help="Objects the workloads refer to (a TrainJob's TrainingRuntime), read for their roles and not described "
+    "themselves. Repeatable.",
+)
 @output_option(OUTPUT)
 @definitions_option
 @pod_limit_option
@@ -256,6 +275,7 @@ def describe(
     definition_paths: tuple[str, ...],
     pod_limit: int,
     component_limit: int,
+    with_files: tuple[str, ...] = (),
     cache_dir: str | None = None,
     connection: ConnectionOptions | None = None,
 ) -> None:
@@ -270,6 +290,7 @@ def describe(
 
             describe_live(
                 args,
+                related=_related(with_files),
                 fmt=resolve_output(OUTPUT, output),
                 connection=connection or ConnectionOptions(),
                 cache_dir=cache_dir,
@@ -279,8 +300,8 @@ def describe(
             )
             return
         raise UsageError("nothing to describe: give -f FILE, a directory, or - for stdin")
-    if [*files, *definition_paths].count("-") > 1:
-        raise UsageError("only one of -f and --definitions can read stdin (-)")
+    if [*files, *definition_paths, *with_files].count("-") > 1:
+        raise UsageError("only one of -f, --with and --definitions can read stdin (-)")
     fmt = resolve_output(OUTPUT, output)
     manifests = read_manifests(files)
     for bad in manifests.bad:  # named on stderr; the other documents are still described, then exit 1
@@ -288,7 +309,9 @@ def describe(
     if not manifests.documents:
         raise UsageError(f"{', '.join(files)}: no documents (the input is empty)", hint="-f reads Kubernetes manifests")
     registry = build_registry(definition_paths, report=state())
-    outcome = describe_manifests(manifests, registry, policy_for=definition_policy, report=state())
+    outcome = describe_manifests(
+        manifests, registry, policy_for=definition_policy, report=state(), related=_related(with_files)
+    )
     machine_output = fmt in ("json", "yaml")
 
     if manifests.single:
@@ -327,3 +350,14 @@ def describe(
             exit_code=broken[0].code,
         )
     _raise_if_unread(outcome)
+
+
+def _related(paths: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The objects of the `--with` files (a document that cannot be read is named, and the run ends with exit 1
+    once the rest is described)."""
+    if not paths:
+        return []
+    given = read_manifests(paths)
+    for bad in given.bad:
+        state().partial(str(bad))
+    return [manifest.value for manifest in given.documents if isinstance(manifest.value, dict)]

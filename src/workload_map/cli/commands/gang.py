@@ -127,12 +127,14 @@ def _resolve_all(
         if isinstance(item, Failed):
             raise CLIError(f"{item.manifest.label}: {item.error}")
         if isinstance(item, Uncovered):
-            if item.manifest.workload_like:
+            if item.manifest.workload_like and item.referenced_by is None:  # not a TrainJob's runtime
                 uncovered.append(item.manifest)
         elif isinstance(item, Duplicate):
             report.warn(duplicate_message(item))
         elif not isinstance(item, Untyped):
             found.append(item)
+            for note in item.notes:  # a referenced object not in the input
+                report.warn(f"{item.label}: {note}")
     for manifest in uncovered:
         name = f' "{manifest.name}"' if manifest.name else ""
         message = f"no definition covers {manifest.gvk_text}{name} ({manifest.label})"

@@ -162,10 +162,12 @@ def _plans_from_files(
         if isinstance(item, Failed):
             raise CLIError(f"{item.manifest.label}: {item.error}")
         if isinstance(item, Uncovered):
-            if item.manifest.workload_like:
+            if item.manifest.workload_like and item.referenced_by is None:  # not a TrainJob's runtime
                 report.warn(f"no definition covers {item.manifest.gvk_text} ({item.manifest.label})")
         elif isinstance(item, ResolvedWorkload) and not isinstance(item, Duplicate):
             found.append(item)
+            for note in item.notes:  # a referenced object not in the input
+                report.warn(f"{item.label}: {note}")
     # objects a controller owns (the workload's own Pods, given in the same file) are placed through their owner
     plannable = [w for w in found if not _owned(w)] or found
     if not plannable:
