@@ -277,3 +277,82 @@ def test_a_pod_of_a_podgang_the_spec_does_not_have_is_unplaced_with_the_reason()
     (unplaced,) = gang_plan.unplaced
     assert unplaced.error is not None and "its gang prefill-7 is not in the spec" in unplaced.error
     assert [gang.name for gang in gang_plan.gangs] == ["disagg-0", "disagg-0-prefill-0"]
+
+
+# --- LLMInferenceService: a gang per LeaderWorkerSet group, decode and prefill (layout gangs without a base gang) ---
+
+
+def _llmisvc(version: str, edit: Any = None) -> tuple[Workload, list[dict[str, Any]]]:
+    here = CATALOG / "serving-kserve-io-llminferenceservice-v1alpha1"
+    value = yaml.safe_load((here / "workload.yaml").read_text())
+    value["apiVersion"] = f"serving.kserve.io/{version}"
+    if edit is not None:
+        edit(value)
+    resolved = builtin_registry().for_object(value)
+    assert resolved is not None and resolved.karta.name.endswith(version)
+    return Workload(resolved.karta, value), yaml.safe_load((here / "pods.yaml").read_text())["items"]
+
+
+@pytest.mark.parametrize("version", ["v1alpha1", "v1alpha2"])
+def test_a_multi_node_llminferenceservice_is_a_gang_per_group_of_leader_and_workers(version: str) -> None:
+    service, listed = _llmisvc(version)  # parallelism data 16 / dataLocal 8: groups of 2 pods
+    gang_plan = plan(service.resolve(), listed)
+    (gang,) = gang_plan.gangs
+    assert gang.name == "deepseek-mn-0"
+    assert [(group.name, group.min_member, group.pods) for group in gang.sub_groups] == [
+        ("leader", 1, ("deepseek-mn-kserve-mn-0",)),
+        ("workers", 1, ("deepseek-mn-kserve-mn-0-1",)),
+    ]
+    assert not gang_plan.unplaced
+    assert export(gang_plan, "kai")[0]["spec"] == {
+        "minSubGroup": 2,
+        "subGroups": [{"name": "leader", "minMember": 1}, {"name": "workers", "minMember": 1}],
+    }
+
+
+def test_decode_and_prefill_groups_are_gangs_of_their_own() -> None:
+    def disaggregated(value: dict[str, Any]) -> None:
+        spec = value["spec"]
+        spec["replicas"] = 2
+        spec["prefill"] = {
+            "replicas": 1,
+            "parallelism": {"pipeline": 3},
+            "template": copy.deepcopy(spec["template"]),
+            "worker": copy.deepcopy(spec["worker"]),
+        }
+
+    service, listed = _llmisvc("v1alpha2", disaggregated)
+    prefill_worker = copy.deepcopy(listed[-1])
+    labels = prefill_worker["metadata"]["labels"]
+    labels["app.kubernetes.io/component"] = "llminferenceservice-workload-worker-prefill"
+    prefill_worker["metadata"]["name"] = "deepseek-mn-kserve-mn-prefill-0-1"
+    gang_plan = plan(service.resolve(), [*listed, prefill_worker])
+    assert [(gang.name, gang.min_member) for gang in gang_plan.gangs] == [
+        ("deepseek-mn-0", 2),
+        ("deepseek-mn-1", 2),
+        ("deepseek-mn-prefill-0", 3),
+    ]
+    prefill = gang_plan.gangs[-1]
+    assert [(group.name, group.min_member, group.pods) for group in prefill.sub_groups] == [
+        ("leader", 1, ()),
+        ("workers", 2, ("deepseek-mn-kserve-mn-prefill-0-1",)),
+    ]
+    assert not gang_plan.unplaced
+
+
+def test_a_single_node_llminferenceservice_needs_no_gang() -> None:
+    def single_node(value: dict[str, Any]) -> None:
+        del value["spec"]["worker"]
+
+    service, _ = _llmisvc("v1alpha2", single_node)
+    gang_plan = plan(service.resolve())
+    assert not gang_plan.gangs
+    assert gang_plan.no_gang is not None and "single-node" in gang_plan.no_gang
+
+
+def test_a_pod_of_a_group_the_spec_does_not_have_is_unplaced() -> None:
+    service, listed = _llmisvc("v1alpha1")
+    stray = copy.deepcopy(listed[-1])
+    stray["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/group-index"] = "5"
+    (unplaced,) = plan(service.resolve(), [stray]).unplaced
+    assert unplaced.error is not None and "its gang 5 is not in the spec" in unplaced.error

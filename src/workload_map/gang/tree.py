@@ -218,7 +218,6 @@ class _Tree:
             return False
         if not isinstance(value, list) or not value:
             raise GangError(f"{where}: expected null or a non-empty list of sub-groups, got {value!r}")
-        entries: list[tuple[str, Mapping[str, Any]]] = []
         written: list[tuple[str, Mapping[str, Any]]] = []
         for index, entry in enumerate(value):
             here = f"{where}[{index}]"
@@ -229,40 +228,45 @@ class _Tree:
                 raise GangError(f"{here}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_LAYOUT_KEYS))})")
             for copy_here, copy in self._copies(entry, here):
                 written.extend(self._segments(copy, copy_here))
+        keyed: list[tuple[str, Mapping[str, Any], str]] = []  # (where, entry, the node's key in self.nodes)
         for here, entry in written:
             name = entry.get("name")
             if not isinstance(name, str) or not is_dns1123_label(name):
                 raise GangError(f"{here}.name: expected a sub-group name (a DNS label), got {name!r}")
-            if name in self.nodes:
-                raise GangError(f"{here}.name: sub-group {name} is listed twice")
-            self.nodes[name] = self._layout_node(name, entry, here)
-            entries.append((here, entry))
-        for here, entry in entries:
-            node = self.nodes[entry["name"]]
+            node = self._layout_node(name, entry, here)
+            key = _node_key(node.gang, name)
+            if key in self.nodes:
+                raise GangError(f"{here}.name: sub-group {name} is listed twice in its gang")
+            self.nodes[key] = node
+            keyed.append((here, entry, key))
+        for here, _, key in keyed:
+            node = self.nodes[key]
             if node.parent is None:
                 continue
-            parent = self.nodes.get(node.parent)
-            if parent is None or parent.name == node.name or parent.gang != node.gang:
+            parent = self.nodes.get(_node_key(node.gang, node.parent))
+            if parent is None or parent is node:
                 raise GangError(f"{here}.parent: {node.parent!r} is not another sub-group of the layout in its gang")
             parent.children.append(node.name)
         leaves: dict[str, list[str]] = {}
-        for here, entry in entries:
-            node = self.nodes[entry["name"]]
+        for here, entry, key in keyed:
+            node = self.nodes[key]
             if node.children:
                 if node.minimum or entry.get("minMember") is not None:
                     raise GangError(f"{here}: sub-group {node.name} has sub-groups under it: it takes minSubGroup")
                 node.min_member = None
                 if node.min_sub_group is None:
                     node.min_sub_group = len(node.children)
-                node.component = _common([self.nodes[child].component for child in node.children], self.summary.root)
+                node.component = _common(
+                    [self.nodes[_node_key(node.gang, child)].component for child in node.children], self.summary.root
+                )
                 continue
             if not node.minimum:
                 raise GangError(f"{here}: leaf {node.name} needs a component and a count (the pods it holds)")
-            leaves.setdefault(node.component, []).append(node.name)
+            leaves.setdefault(node.component, []).append(key)
         self.layout_leaves = leaves
+        # the gang itself ("") only when the layout puts sub-groups in it (an LLMInferenceService has only the gangs
+        # of its groups)
         self.layout_gangs = list(dict.fromkeys(node.gang for node in self.nodes.values()))
-        if "" not in self.layout_gangs:
-            self.layout_gangs.insert(0, "")  # the gang itself, with no sub-group of its own
         return True
 
     def _copies(self, entry: Mapping[str, Any], here: str) -> list[tuple[str, Mapping[str, Any]]]:
@@ -608,8 +612,8 @@ class _Tree:
     ) -> tuple[Gang, list[str]]:
         """The gang of one gang key, with the pods placed in each node; also the notes about deferred nodes."""
         layout_gang = self.key_gang.get(key, "")
-        nodes = {
-            name: _copy(node, placed.get(name, [])) for name, node in self.nodes.items() if node.gang == layout_gang
+        nodes = {  # by name: names are unique in a gang (self.nodes keys those of a layout's other gangs apart)
+            node.name: _copy(node, placed.get(key, [])) for key, node in self.nodes.items() if node.gang == layout_gang
         }
         deferred_notes: list[str] = []
         active = {name: self._active(nodes, name, scheduled) for name in nodes}
@@ -934,7 +938,7 @@ def build(
                 empty[layout_gang] = (gang, notes)
         for note in notes:
             builder.note(note)
-        if layout_gang and key is not None:
+        if layout_gang and key is not None and "" in tree.layout_gangs:
             owner = gang_name(base, tree.definition.name, key[: -len(layout_gang) - 1] or None)
             builder.note(f"gang {gang.name} is a gang of its own ({layout_gang}), not required with gang {owner}")
         gangs.append(gang)
@@ -977,12 +981,18 @@ def gang_name(base: str, pod_group: str, key: str | None) -> str:
     return join_name([base, key or ""]) or join_name([pod_group, key or ""]) or "podgroup"
 
 
-def _chain(nodes: Mapping[str, _Node], name: str) -> list[str]:
+def _node_key(gang: str, name: str) -> str:
+    """A node's key in the tree's nodes: its name, prefixed by its layout gang (names repeat between gangs)."""
+    return f"{gang}/{name}" if gang else name
+
+
+def _chain(nodes: Mapping[str, _Node], key: str) -> list[str]:
+    """The names from the top sub-group down to the node of `key`."""
     chain: list[str] = []
-    current: str | None = name
-    while current is not None:
-        chain.append(current)
-        current = nodes[current].parent
+    node: _Node | None = nodes[key]
+    while node is not None:
+        chain.append(node.name)
+        node = nodes[_node_key(node.gang, node.parent)] if node.parent is not None else None
     return list(reversed(chain))
 
 
@@ -1021,6 +1031,7 @@ def _place(tree: _Tree, pod: Mapping[str, Any]) -> tuple[PodMembership, str | No
                 None,
                 None,
             )
+    layout_gang = ""
     if tree.layout_leaves is not None and tree.rules.layout_gang is not None:
         layout_gang, problem = _layout_gang_of(tree, query, where)
         if problem is not None:
@@ -1028,16 +1039,16 @@ def _place(tree: _Tree, pod: Mapping[str, Any]) -> tuple[PodMembership, str | No
         key = tree.layout_key(key, layout_gang)
     if not tree.listed and tree.layout_leaves is None:
         return PodMembership(name, namespace, component, instance), key, None
-    node, problem = _node_of(tree, query, component, instance, where)
+    node, problem = _node_of(tree, query, component, instance, where, layout_gang=layout_gang)
     return PodMembership(name, namespace, component, instance, error=problem), key, node
 
 
 def _node_of(
-    tree: _Tree, query: PodQuerier, component: str, instance: str | None, where: str
+    tree: _Tree, query: PodQuerier, component: str, instance: str | None, where: str, *, layout_gang: str = ""
 ) -> tuple[str | None, str | None]:
     """(the deepest node the pod falls in, None), or (None, why it falls in none)."""
     if tree.layout_leaves is not None:
-        return _layout_leaf_of(tree, query, component, instance, where)
+        return _layout_leaf_of(tree, query, component, instance, where, layout_gang=layout_gang)
     summary = tree.summary
     deepest = sorted(tree.listed, key=lambda listed: -len(summary.ancestors(listed.component)))
     for listed in deepest:
@@ -1071,15 +1082,16 @@ def _node_of(
 
 
 def _layout_leaf_of(
-    tree: _Tree, query: PodQuerier, component: str, instance: str | None, where: str
+    tree: _Tree, query: PodQuerier, component: str, instance: str | None, where: str, *, layout_gang: str
 ) -> tuple[str | None, str | None]:
-    """The layout leaf of a pod: of its component (and instance), the one whose index range holds the pod's
-    `layoutIndex`."""
+    """The layout leaf of a pod (its key in the tree's nodes): of its gang, component and instance, the one whose
+    key is the pod's `layoutKey` and whose index range holds its `layoutIndex`."""
     assert tree.layout_leaves is not None
     leaves = [
         name
         for name in tree.layout_leaves.get(component, [])
-        if tree.nodes[name].instance is None or tree.nodes[name].instance == instance
+        if tree.nodes[name].gang == layout_gang
+        and (tree.nodes[name].instance is None or tree.nodes[name].instance == instance)
     ]
     if tree.rules.layout_key is not None and any(tree.nodes[name].key is not None for name in leaves):
         try:
@@ -1121,6 +1133,8 @@ def _layout_gang_of(tree: _Tree, query: PodQuerier, where: str) -> tuple[str, st
     if len(outputs) != 1 or not (outputs[0] is None or isinstance(outputs[0], str)):
         return "", f"pod {where}: layout gang: expected one string or null, got {outputs!r}"
     found = outputs[0] or ""
+    if not found and "" not in tree.layout_gangs:
+        return "", f"pod {where}: in none of the definition's gangs (its layoutGang is null)"
     if found not in tree.layout_gangs:
         known = ", ".join(gang or "(the gang itself)" for gang in tree.layout_gangs)
         return "", f"pod {where}: its gang {found} is not in the spec (gangs: {known})"
