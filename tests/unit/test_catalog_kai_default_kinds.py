@@ -5,6 +5,7 @@ the object as the operator builds them, and the one PodGroup requiring one pod t
 from __future__ import annotations
 
 import copy
+import json
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ DEFAULT_GROUPER_KINDS = (
     "kubevirt-io-virtualmachineinstance-v1",
     "kubevirt-io-virtualmachine-v1",
     "machinelearning-seldon-io-seldondeployment-v1",
+    "kubeflow-org-scheduledworkflow-v1beta1",
 )
 
 
@@ -253,3 +255,31 @@ def test_seldon_without_engine_and_replicas_from_hpa_and_prepackaged_servers() -
         "seldon-container-engine",
     ]
     assert instances["test-default-0-classifier"].desired_replicas == 2
+
+
+def test_scheduledworkflow_steps_are_its_workflow_templates_counted_per_active_run() -> None:
+    definition = "kubeflow-org-scheduledworkflow-v1beta1"
+    swf = copy.deepcopy(_fixture(definition, "workload.yaml"))
+    instances = _resolution(definition, swf).component("step").instances
+    pods = {p["metadata"]["name"].split("-")[-2]: p["spec"] for p in _fixture(definition, "pods.yaml")["items"]}
+    assert sorted(instances) == sorted(pods) == ["preprocess", "train"]  # the DAG template runs no pod
+    for step, pod in pods.items():
+        main = instances[step].pod_template["spec"]["containers"][0]
+        assert main["resources"] == _resources(pod)["main"], step
+    assert [i.desired_replicas for i in instances.values()] == [1, 1]
+    swf["status"]["workflowHistory"]["active"] = []
+    swf["spec"]["workflow"]["spec"] = json.dumps(swf["spec"]["workflow"]["spec"])  # kept as a JSON string
+    instances = _resolution(definition, swf).component("step").instances
+    assert sorted(instances) == ["preprocess", "train"] and [i.desired_replicas for i in instances.values()] == [0, 0]
+
+
+def test_disabling_a_scheduledworkflow_writes_enabled_false() -> None:
+    definition = "kubeflow-org-scheduledworkflow-v1beta1"
+    swf = copy.deepcopy(_fixture(definition, "workload.yaml"))
+    entry = builtin_registry().for_object(swf)
+    assert entry is not None
+    workload = Workload(entry.karta, swf)
+    workload.suspend()
+    assert workload.to_object()["spec"]["enabled"] is False
+    workload.resume()
+    assert workload.to_object()["spec"]["enabled"] is True

@@ -48,6 +48,7 @@ def test_group_and_kind_filter_ignoring_case_and_core_is_the_empty_group(wmap: W
         "kubeflow-org-notebook-v1",
         "kubeflow-org-paddlejob-v1",
         "kubeflow-org-pytorchjob-v1",
+        "kubeflow-org-scheduledworkflow-v1beta1",
         "kubeflow-org-tfjob-v1",
         "kubeflow-org-xgboostjob-v1",
     ]
@@ -115,6 +116,7 @@ def test_a_local_definition_replaces_the_catalog_one_for_its_kind(wmap: Wmap, tm
         "kubeflow-org-mpijob-v2beta1",
         "kubeflow-org-notebook-v1",
         "kubeflow-org-paddlejob-v1",
+        "kubeflow-org-scheduledworkflow-v1beta1",
         "kubeflow-org-tfjob-v1",
         "kubeflow-org-xgboostjob-v1",
         "my-pytorchjob",
