@@ -3,19 +3,17 @@
 A Document holds the live object (`.obj`, never copied) and caches what libjq and the fast path are given (see
 `convert`), per set of referenced roots, until the object is written through the Document (or `invalidate()`).
 
-`evaluate_many` is the fast way to run a definition: plain paths run in Python on the caller's object in place
-(`fastpath.compile_fast_raw`; the normalised tree only where the object could read differently normalised, or on
-an error), each container output normalised on its own; under an "inprocess" policy the expressions the compiler
-covers run on the normalised tree of what they read (`compiler`: closures, bounded by the step budget and the
-output depth); the rest run in the jq worker as one libjq program on one JSON text holding only the subtrees they
-read. libjq never runs in the calling process.
+`evaluate_many` is the fast way to run a definition: a plain path that gives only scalars (a name, a count, a
+phase) runs in Python on the caller's object in place (`fastpath.compile_fast_raw`); the other plain paths and,
+under an "inprocess" policy, the expressions the compiler covers (`compiler`: closures, bounded by the step budget
+and the output depth) run on one normalised tree of what they read; the rest run in the jq worker as one libjq
+program on one JSON text holding only the subtrees they read. libjq never runs in the calling process.
 
 Ownership: `Document(obj)` changes `obj` in place on `assign`/`assign_each` (all paths are checked before the
 first is written, so a failed write changes nothing). The module-level `assign`/`assign_each` never change the
 caller's object: they return a new one that shares every subtree they did not write (copy-on-write).
 
-Results of compiled expressions may share structure with the Document's cache and with each other: treat them as
-read-only (a plain path's container outputs are fresh copies).
+Results may share structure with the Document's cache and with each other: treat them as read-only.
 
 What runs in process, and the worker's limits, is the `EvaluationPolicy` the caller gives (`Document(obj,
 policy=...)`; default: `INPROCESS`). A policy's recorder is told of every stop and may refuse an evaluation
@@ -139,18 +137,23 @@ class Document:
             python = info.fast is not None or (closures and info.compiled is not None)
             (fast if python else slow).append(index)
         if fast:
-            # plain paths read the caller's object in place (no conversion: they only look at the containers on
-            # their way); the compiled closures share one normalised tree of what they read
-            normalised = [index for index in fast if compiled[index].fast is None]
-            tree = self._tree(_union(compiled[i].roots for i in normalised)) if normalised else None
+            # a plain path that gives only scalars reads the caller's object in place (it looks at nothing but the
+            # containers on its way); the others, and the compiled closures, share one normalised tree of what
+            # they read, so outputs that overlap (a pod template and its containers) are converted once
+            on_tree: list[int] = []
             for index in fast:
                 info = compiled[index]
-                if info.fast is not None:
-                    results[index] = self._run_plain(info, max_results)
-                    continue
-                result = results[index] = _run_fast(info, tree, max_results)
-                if isinstance(result, InProcessStopError):
-                    policy.stopped(result)
+                found = self._run_in_place(info, max_results) if info.fast is not None else None
+                if found is None:
+                    on_tree.append(index)
+                else:
+                    results[index] = found
+            if on_tree:
+                tree = self._tree(_union(compiled[i].roots for i in on_tree))
+                for index in on_tree:
+                    result = results[index] = _run_fast(compiled[index], tree, max_results)
+                    if isinstance(result, InProcessStopError):
+                        policy.stopped(result)
         if slow:
             text = self._text(_union(compiled[i].roots for i in slow))
             outcome = yield Batch([exprs[i] for i in slow], text, max_results, "values")
@@ -163,20 +166,29 @@ class Document:
                     results[index] = result.with_field_path(field_path)
         return results
 
-    def _run_plain(self, info: engine.Compiled, max_results: int) -> list[Any] | JqError:
-        """A plain path on the object as it stands, its outputs normalised one by one; on the normalised tree of
-        what it reads when the object may read differently there, or when it fails (so the error is libjq's)."""
+    def _run_in_place(self, info: engine.Compiled, max_results: int) -> list[Any] | JqError | None:
+        """A plain path's outputs on the object as it stands, when they are all scalars (an integral float given
+        as the int the normalised tree holds); None when it must run on the normalised tree instead: an output is
+        a container or a value of no JSON type, the object may read differently normalised there
+        (`NotPlainError`), or the path fails (so the error shows the normalised values)."""
         raw = fastpath.compile_fast_raw(info.expression)
-        if raw is not None:
-            try:
-                outputs = raw(self.obj)
-            except (JqError, fastpath.NotPlainError):
-                pass
-            else:
-                if len(outputs) >= max_results:
-                    return engine.limit_error(info.expression, max_results)
-                return [_normalised(output) for output in outputs]
-        return _run_fast(info, self._tree(info.roots), max_results)
+        if raw is None:
+            return None
+        try:
+            outputs = raw(self.obj)
+        except (JqError, fastpath.NotPlainError):
+            return None
+        if len(outputs) >= max_results:
+            return engine.limit_error(info.expression, max_results)
+        for position, output in enumerate(outputs):
+            kind = type(output)
+            if kind is str or kind is bool or output is None or (kind is int and -_INT64 <= output < _INT64):
+                continue
+            if kind is not float or not math.isfinite(output):
+                return None
+            if output.is_integer() and -_SAFE < output < _SAFE:
+                outputs[position] = int(output)
+        return outputs
 
     def paths(self, expr: str, field_path: str | None = None) -> list[list[Any]]:
         """Every path `expr` selects (`[path(expr)]`): keys, indexes, and `{start, end}` for slices."""
@@ -268,19 +280,6 @@ def _union(roots: Any) -> Roots | None:
             return None
         merged.update(item)
     return frozenset(merged)
-
-
-def _normalised(value: Any) -> Any:
-    """One output of a plain path on the caller's object, as the normalised tree would have given it: a fresh
-    copy of a container (keys sorted, integral floats as ints, timestamps as text), an integral float as an int."""
-    kind = type(value)
-    if kind is str or kind is bool or value is None:
-        return value
-    if kind is int and -_INT64 <= value < _INT64:
-        return value
-    if kind is float and math.isfinite(value):
-        return int(value) if value.is_integer() and -_SAFE < value < _SAFE else value
-    return convert.normalize(value)
 
 
 _INT64 = 2**63

@@ -12,6 +12,8 @@ import math
 import sys
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
+from itertools import chain, compress
+from operator import not_
 from typing import Any, Final
 
 import msgspec
@@ -104,17 +106,38 @@ def _non_finite(value: Any) -> bool:
 
 
 def _too_deep(value: Any, data: bytes) -> bool:
-    """Whether `value` (encoded as `data`) nests arrays and objects more than MAX_DEPTH levels deep."""
+    """Whether `value` (encoded as `data`) nests arrays and objects more than MAX_DEPTH levels deep.
+
+    Level by level, with C iterators (`map`, `chain`, `compress`) doing the walk while every value is a plain
+    JSON type (dict, list, tuple and scalars), so a large object (a JobSet of a thousand containers) costs a few
+    C passes per level instead of Python calls per value; a level holding any other type is walked with
+    isinstance. Every node visited is part of `data`, so shared subtrees cost what their encoding did."""
     if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
         return False  # too few containers to nest that deep: the common case costs two counts
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return True
-        children = node.values() if isinstance(node, Mapping) else node
-        stack.extend((child, depth + 1) for child in children if isinstance(child, Mapping | list | tuple))
-    return False
+    level: list[Any] = [value]
+    for _ in range(MAX_DEPTH + 1):  # the top is level 0: a container below level MAX_DEPTH is too deep
+        if set(map(type, level)) <= _CONTAINER_KINDS:
+            dicts = list(map(_DICT_KIND.__contains__, map(type, level)))
+            children = list(
+                chain(
+                    chain.from_iterable(map(dict.values, compress(level, dicts))),
+                    chain.from_iterable(compress(level, map(not_, dicts))),
+                )
+            )
+        else:
+            children = [child for node in level for child in (node.values() if isinstance(node, Mapping) else node)]
+        if set(map(type, children)) <= _KNOWN_KINDS:
+            level = list(compress(children, map(_CONTAINER_KINDS.__contains__, map(type, children))))
+        else:
+            level = [child for child in children if isinstance(child, Mapping | list | tuple)]
+        if not level:
+            return False
+    return True
+
+
+_DICT_KIND: Final = frozenset({dict})
+_CONTAINER_KINDS: Final = frozenset({dict, list, tuple})
+_KNOWN_KINDS: Final = _CONTAINER_KINDS | {str, int, float, bool, type(None)}
 
 
 def _builtin(value: Any) -> Any:

@@ -1,11 +1,11 @@
 """Decoding jq outputs into the types a definition field promises (karta-spec §11.2).
 
 Every decoder takes the list of outputs of one path and returns one decoded value per output. Objects and arrays
-are the jq outputs themselves, not copies: the jq Document hands each evaluation fresh, normalised values (a plain
-path copies its container outputs; a compiled expression's share the Document's own normalised tree, which nothing
-changes), and a resolution's parts are read-only (the strict `Component` getters and `to_dict` copy what they hand
-out). A wrong type raises `DecodeError` naming the output index and the value; the caller adds the component and
-the field.
+are the jq outputs themselves, not copies: the jq Document's outputs are never the caller's object (a container
+comes from its normalised tree, which nothing changes), so a part may share structure with another part of the
+same snapshot but never with the document; a resolution's parts are read-only (the strict `Component` getters and
+`to_dict` copy what they hand out). A wrong type raises `DecodeError` naming the output index and the value; the
+caller adds the component and the field.
 """
 
 from __future__ import annotations
