@@ -371,6 +371,45 @@ def test_place_a_workload_without_a_gang_pod_by_pod(
     )
 
 
+def test_place_a_trainjob_read_with_its_runtime(
+    servers: dict[str, ApiServer], clusters: Any, kubeconfig: Path, tmp_path: Path
+) -> None:
+    """`place trainjob/NAME` reads the ClusterTrainingRuntime the TrainJob names (one GET, issue 25) and places its
+    roles pod by pod (a TrainJob has no gang in the catalog): the runtime's dataset initializer too."""
+    mc3 = servers["mc3"]
+    for crd in ("trainjobs", "clustertrainingruntimes"):
+        mc3.apply_crd_file(TEST_CRD_DIR / f"{crd}.trainer.kubeflow.org.yaml")
+    references = Path(__file__).resolve().parents[1] / "fixtures" / "references"
+    trainjob = yaml.safe_load(
+        (
+            Path(__file__).resolve().parents[1]
+            / "fixtures"
+            / "catalog"
+            / "trainer-kubeflow-org-trainjob-v1alpha1"
+            / "workload.yaml"
+        ).read_text()
+    )
+    namespace = clusters["namespaces"]["mc3"]
+    trainjob["metadata"] = {"name": "llama-ft", "namespace": namespace}
+    trainjob.pop("status", None)
+    runtime_name = f"torch-{uuid.uuid4().hex[:6]}"
+    trainjob["spec"]["runtimeRef"]["name"] = runtime_name
+    mc3.apply(trainjob, namespace=namespace)
+    args = ("place", "trainjob/llama-ft", "-n", namespace, "--context", "mc3", "-o", "json")
+    alone = wmap(kubeconfig, tmp_path, *args)
+    assert alone.code == 0, alone.stderr
+    assert json.loads(alone.stdout)["clusters"]["mc3"]["gangs"][0]["pods"] == 2  # the trainer nodes only
+    assert f"ClusterTrainingRuntime {runtime_name} was not found" in alone.stderr
+    runtime = yaml.safe_load((references / "torch-distributed.yaml").read_text())
+    runtime["metadata"]["name"] = runtime_name
+    mc3.apply(runtime)
+    with_runtime = wmap(kubeconfig, tmp_path, *args)
+    assert with_runtime.code == 0, with_runtime.stderr
+    placed = json.loads(with_runtime.stdout)["clusters"]["mc3"]["gangs"][0]
+    assert (placed["podByPod"], placed["pods"], placed["nodes"]) == (True, 3, {"big": 3})
+    assert "reference runtime" not in with_runtime.stderr
+
+
 # --- wmap get across contexts ---------------------------------------------------------------------------------------
 
 

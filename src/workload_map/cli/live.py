@@ -20,7 +20,7 @@ TYPE is 2; a missing workload or an uninstalled type asked for by name is 3; a T
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from workload_map.cli.context import state
 from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import EXIT_WORKLOAD_NOT_FOUND, CLIError, NoDefinition, UsageError
+from workload_map.cli.jqmode import definition_policy
 from workload_map.cli.options import ConnectionOptions
 from workload_map.cli.safe import safe_text
 from workload_map.cluster import (
@@ -38,6 +39,7 @@ from workload_map.cluster import (
     ClusterError,
     ConnectionSettings,
     KubeconfigError,
+    LiveWorkload,
     NotServed,
     ResolvedType,
     TypeNotCovered,
@@ -45,6 +47,8 @@ from workload_map.cluster import (
     parse_duration,
 )
 from workload_map.cluster.kubeconfig import DEFAULT_KUBECONFIG, SERVICE_ACCOUNT_DIR
+from workload_map.cluster.references import ReferenceFetcher
+from workload_map.resolve.references import needs_references, references_of
 
 if TYPE_CHECKING:
     from workload_map.catalog import DefinitionRegistry
@@ -298,3 +302,27 @@ def no_definition_payload(token: str) -> dict[str, Any]:
         "message": "no Karta definition covers this workload type",
         "hint": NO_DEFINITION_HINT,
     }
+
+
+def referenced_objects(
+    cluster: Cluster,
+    live: LiveWorkload,
+    given: Sequence[Mapping[str, Any]] = (),
+    fetcher: ReferenceFetcher | None = None,
+) -> list[Mapping[str, Any]]:
+    """The objects a live workload's definition refers to (`workloadmap.io/references`: a TrainJob's runtime):
+    those `given` (`--with`), then one GET for each other (through `fetcher`, which keeps its answers for the
+    command); each one not read is a warning naming it, and the workload is then shown from what it says alone."""
+    definition = live.type.definition
+    if not needs_references(definition.karta):
+        return list(given)
+    label = f"{live.type.kind}/{(live.object.get('metadata') or {}).get('name', '')}"
+    policy = definition_policy(definition.karta.name, definition.origin)
+    wanted, problems = references_of(definition.karta, live.object, policy=policy)
+    for problem in problems:
+        state().warn(f"{label}: {problem}")
+    missing = [reference for reference in wanted if not any(reference.matches(obj) for obj in given)]
+    fetched, reasons = (fetcher or ReferenceFetcher(cluster)).fetch(missing)
+    for reason in reasons:
+        state().warn(f"{label}: {reason}: its roles are not shown, only what the workload says")
+    return [*given, *fetched]

@@ -8,8 +8,8 @@ by the same renderers as `describe -f` (tree, json, yaml): the same pipeline (`c
 `cli.views`). Called from `describe` when no `-f` is given.
 
 A definition with cross-object references (`workloadmap.io/references`: a TrainJob's runtime) costs one GET per
-referenced object (`cluster.references.ReferenceFetcher`), unless `--with` gave it; one that is missing or
-forbidden is a warning and the workload is shown from what it says alone.
+referenced object (`cli.live.referenced_objects`), unless `--with` gave it; one that is missing or forbidden is a
+warning and the workload is shown from what it says alone.
 """
 
 from __future__ import annotations
@@ -25,17 +25,15 @@ from workload_map.cli.live import (
     live_session,
     no_definition_payload,
     parse_target,
+    referenced_objects,
     translate_errors,
 )
 from workload_map.cli.options import ConnectionOptions
 from workload_map.cli.pipeline import from_live
 from workload_map.cli.render import machine
 from workload_map.cli.views import Described, tree_origin, view_of, write_views
-from workload_map.cluster import ClusterError, LiveWorkload, TypeNotCovered
-from workload_map.cluster.references import ReferenceFetcher
-from workload_map.cluster.session import Cluster
+from workload_map.cluster import ClusterError, TypeNotCovered
 from workload_map.resolve import ResolveError
-from workload_map.resolve.references import needs_references, references_of
 
 
 def describe_live(
@@ -74,23 +72,3 @@ def describe_live(
         for error in view.errors:
             state().warn(f"{view.kind}/{view.name}: {error}")
         write_views([Described(view, tree_origin(workload))], fmt, pod_limit=pod_limit, component_limit=component_limit)
-
-
-def referenced_objects(
-    cluster: Cluster, live: LiveWorkload, given: Sequence[Mapping[str, Any]], fetcher: ReferenceFetcher | None = None
-) -> list[Mapping[str, Any]]:
-    """The objects the workload's definition refers to: those `given` (`--with`), then one GET for each other
-    (through `fetcher`, which keeps its answers for the command); each one not read is a warning naming it."""
-    definition = live.type.definition
-    if not needs_references(definition.karta):
-        return list(given)
-    label = f"{live.type.kind}/{(live.object.get('metadata') or {}).get('name', '')}"
-    policy = definition_policy(definition.karta.name, definition.origin)
-    wanted, problems = references_of(definition.karta, live.object, policy=policy)
-    for problem in problems:
-        state().warn(f"{label}: {problem}")
-    missing = [reference for reference in wanted if not any(reference.matches(obj) for obj in given)]
-    fetched, reasons = (fetcher or ReferenceFetcher(cluster)).fetch(missing)
-    for reason in reasons:
-        state().warn(f"{label}: {reason}: its roles are not shown, only what the workload says")
-    return [*given, *fetched]

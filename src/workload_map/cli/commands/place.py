@@ -22,7 +22,7 @@ from workload_map.cli.context import State, state
 from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import CLIError, NoDefinition, UsageError
 from workload_map.cli.jqmode import definition_policy
-from workload_map.cli.live import live_session, parse_target, translate_errors
+from workload_map.cli.live import live_session, parse_target, referenced_objects, translate_errors
 from workload_map.cli.manifests import read_manifests
 from workload_map.cli.options import (
     ConnectionOptions,
@@ -185,8 +185,9 @@ def _plan_live(
         rtype = session.resolve(token)
         with translate_errors():
             live = session.cluster.fetch_workload(rtype, name, namespace=session.namespace)
-        try:
-            workload = from_live(live, f"{rtype.kind}/{name}", definition_policy)
+        try:  # the objects its definition refers to (a TrainJob's runtime: its roles), one GET each
+            related = referenced_objects(session.cluster, live)
+            workload = from_live(live, f"{rtype.kind}/{name}", definition_policy, related=related)
         except ResolveError as exc:
             raise CLIError(f"{rtype.kind}/{name}: {exc}") from None
     return [_demand(workload, state())]
