@@ -274,3 +274,30 @@ def test_unknown_event_types_are_skipped() -> None:
     informer.drain()
     assert informer.event({"type": "SOMETHING", "object": pod("a", "2")}) is None
     assert informer.drain() == []
+
+
+def _with_fields(name: str, rv: str, image: str) -> dict[str, Any]:
+    obj = pod(name, rv)
+    obj["metadata"]["managedFields"] = [{"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}]
+    # equal strings that are separate objects, as a JSON decoder makes them
+    args = ["".join(["--", "port"]), "".join(["80", "80"])]
+    obj["spec"] = {"containers": [{"name": "main", "image": "".join(list(image)), "args": args}]}
+    return obj
+
+
+def test_the_store_keeps_objects_without_managed_fields_and_with_shared_strings() -> None:
+    informer = core()
+    watch = synced(informer, [_with_fields("a", "1", "nvcr.io/x:1"), _with_fields("b", "2", "nvcr.io/x:1")])
+    assert watch is not None
+    a, b = informer.store.get("ml/a"), informer.store.get("ml/b")
+    assert a is not None and b is not None
+    assert "managedFields" not in a["metadata"] and "managedFields" not in b["metadata"]
+    image_a, image_b = a["spec"]["containers"][0]["image"], b["spec"]["containers"][0]["image"]
+    assert image_a == image_b == "nvcr.io/x:1"
+    assert image_a is image_b  # one copy for both objects
+    assert a["spec"]["containers"][0]["args"][1] is b["spec"]["containers"][0]["args"][1]  # in lists too
+    # watch events are kept the same way
+    informer.event({"type": "MODIFIED", "object": _with_fields("a", "3", "nvcr.io/x:1")})
+    changed = informer.store.get("ml/a")
+    assert changed is not None and "managedFields" not in changed["metadata"]
+    assert changed["spec"]["containers"][0]["image"] is image_b

@@ -19,7 +19,10 @@ takes with `drain()`. The rules, after client-go's reflector:
 * a watch refused with 403 while the list is allowed (RBAC with `list` but not `watch`) falls back to polling: a
   `WatchWarning` once, then a LIST every `poll_interval` seconds, reported as the same changes;
 * `metadata_only` reads `PartialObjectMetadata` (a LIST of `PartialObjectMetadataList`): what owner chains need,
-  at a fraction of the bytes of whole objects. Items get the resource's `kind` and `apiVersion`.
+  at a fraction of the bytes of whole objects. Items get the resource's `kind` and `apiVersion`;
+* the store keeps each object without `metadata.managedFields` (as client-go's informers are usually set up to):
+  nothing reads them, and they are about half the memory of a small object such as a Deployment; its short
+  strings are shared with the other objects' (one `apps/v1`, one copy of the namespace: `cluster.sharing`).
 
 Store keys are `namespace/name` (`name` for a cluster-scoped kind).
 """
@@ -33,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from workload_map.cluster.core import DEFAULT_CHUNK_SIZE, JSON, METADATA_LIST, Call, Operation
 from workload_map.cluster.errors import ApiError, ClusterError, Forbidden
+from workload_map.cluster.sharing import share_strings
 
 if TYPE_CHECKING:
     from workload_map.cluster.discovery import APIResource
@@ -294,6 +298,7 @@ class InformerCore:
         self._pages: list[dict[str, Any]] = []
         self._continue = ""
         self._after_wait: Literal["list", "watch"] = "list"
+        self._strings: dict[str, str] = {}  # sharing.share_strings' table
 
     # --- what the shell reports -----------------------------------------------------------------------------------
 
@@ -315,7 +320,7 @@ class InformerCore:
         items = answer.get("items")
         for item in items if isinstance(items, list) else ():
             if isinstance(item, dict):
-                self._pages.append(self._typed(item))
+                self._pages.append(self._kept(item))
         token = str(metadata.get("continue") or "")
         if token and self.chunk_size > 0:
             self._continue = token
@@ -357,7 +362,7 @@ class InformerCore:
             return None
         if kind not in ("ADDED", "MODIFIED", "DELETED"):
             return None  # a type this version does not know: skipped, as client-go does
-        obj = self._typed(obj)
+        obj = self._kept(obj)
         key = object_key(obj)
         if kind == "DELETED":
             old = self.store.remove(key)
@@ -462,7 +467,14 @@ class InformerCore:
         self._after_wait = then
         return Wait(seconds, why)
 
-    def _typed(self, obj: dict[str, Any]) -> dict[str, Any]:
+    def _kept(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """The object as the store keeps it: with its kind and apiVersion, without `metadata.managedFields` (half
+        of a small object's memory, read by nothing here; a PUT of the object without them keeps the server's),
+        its short strings shared with the other objects' (`sharing.share_strings`)."""
+        metadata = obj.get("metadata")
+        if isinstance(metadata, dict):
+            metadata.pop("managedFields", None)
+        share_strings(obj, self._strings)
         if self.resource.metadata_only or not obj.get("kind"):
             obj["kind"] = self.resource.kind
         if self.resource.metadata_only or not obj.get("apiVersion"):
