@@ -17,9 +17,17 @@ from workload_map.cli.context import state
 from workload_map.cli.pipeline import ResolvedWorkload
 from workload_map.cli.render import machine
 from workload_map.cli.render.fmt import accelerator_labels, cpu_text, memory_text
+from workload_map.cli.render.shape import Group
 from workload_map.cli.render.text import Line, write_lines
 from workload_map.cli.render.tree import Origin, TreeOptions, render_workload
-from workload_map.model.extensions import COPIES, copies_expressions, display_names
+from workload_map.model.extensions import (
+    COPIES,
+    GROUPS,
+    MAX_DISPLAY_NAME,
+    copies_expressions,
+    display_names,
+    groups_expressions,
+)
 from workload_map.resolve import ResolveError
 from workload_map.view import SCHEMA_VERSION, WorkloadView, build_view
 
@@ -51,9 +59,12 @@ def tree_origin(workload: ResolvedWorkload) -> Origin:
     annotations = metadata_of.annotations if metadata_of else None
     display = display_names(annotations)
     copies = _copies(workload, copies_expressions(annotations))
+    groups = _groups(workload, groups_expressions(annotations))
     manifest = workload.manifest
     if manifest is None:
-        return Origin(empty_components=empty, no_pod_template=no_template, display_names=display, copies=copies)
+        return Origin(
+            empty_components=empty, no_pod_template=no_template, display_names=display, copies=copies, groups=groups
+        )
     metadata = manifest.value.get("metadata") if isinstance(manifest.value, dict) else None
     generated = isinstance(metadata, dict) and not metadata.get("name") and bool(metadata.get("generateName"))
     return Origin(
@@ -65,6 +76,7 @@ def tree_origin(workload: ResolvedWorkload) -> Origin:
         no_pod_template=no_template,
         display_names=display,
         copies=copies,
+        groups=groups,
     )
 
 
@@ -96,6 +108,57 @@ def _copies(workload: ResolvedWorkload, expressions: Mapping[str, str]) -> dict[
             continue
         found.update({(name, instance_id): count for instance_id, count in zip(ids, counts, strict=True)})
     return found
+
+
+def _groups(workload: ResolvedWorkload, expressions: Mapping[str, str]) -> dict[tuple[str, str], Group]:
+    """(component, instance id) -> the heading the tree shows the instance under, from the definition's
+    `workloadmap.io/groups` expressions (evaluated under the workload's policy, once each). An expression that
+    fails, or does not give one value (null, a name, or {name, copies}) per instance, is a warning and groups
+    nothing."""
+    found: dict[tuple[str, str], Group] = {}
+    components = {component.name: component for component in workload.resolution}
+    for name, expression in expressions.items():
+        component = components.get(name)
+        if component is None:
+            continue  # validation warns of an unknown component
+        where = f'metadata.annotations["{GROUPS}"].{name}'
+        try:
+            outputs = workload.resolution.evaluate(expression, field=where)
+        except ResolveError as exc:
+            state().warn(f"{workload.label}: {where}: {exc}; the tree groups no instance of {name}")
+            continue
+        ids = component.instance_ids
+        groups = [_group(value) for value in outputs]
+        if len(outputs) != len(ids) or any(group is False for group in groups):
+            state().warn(
+                f"{workload.label}: {where} gave {len(outputs)} values for {len(ids)} instances, not one group "
+                f"(null, a name or {{name, copies}}) each; the tree groups no instance of {name}"
+            )
+            continue
+        found.update(
+            {
+                (name, instance_id): group
+                for instance_id, group in zip(ids, groups, strict=True)
+                if isinstance(group, Group)
+            }
+        )
+    return found
+
+
+def _group(value: object) -> Group | bool | None:
+    """A group from one output: None (not grouped), or False when the value is not one."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value and value.isprintable() and len(value) <= MAX_DISPLAY_NAME:
+        return Group(value)
+    if isinstance(value, dict) and set(value) <= {"name", "copies"}:
+        name, copies = value.get("name"), value.get("copies", 1)
+        if not isinstance(name, str) or not name or not name.isprintable() or len(name) > MAX_DISPLAY_NAME:
+            return False
+        if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
+            return False
+        return Group(name, copies)
+    return False
 
 
 def _unread(workload: ResolvedWorkload) -> tuple[tuple[str, ...], frozenset[tuple[str, str]]]:

@@ -29,6 +29,11 @@ component names.
 counts objects times pods (a JobSet's replicatedJob: `replicas` Jobs of `parallelism` pods): a JSON object of
 component name to a jq expression that gives one number per instance, in instance order
 (`{"replicatedjob": ".spec.replicatedJobs[]? | .replicas // 1"}`); the text outputs then say `2 x Job of 4 pods`.
+
+`workloadmap.io/groups`: instances of a component the text outputs show under a heading of their own (a Grove
+scaling group over its cliques): a JSON object of component name to a jq expression that gives one value per
+instance, in instance order: null (not grouped), a group name, or `{"name": ..., "copies": n}` (the group stands
+for n copies of its instances' pods: `4 (2 x 2 pods)`).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from workload_map._regex import LazyPattern
 __all__ = [
     "COPIES",
     "DISPLAY_NAMES",
+    "GROUPS",
     "RESOURCES_SHAPE",
     "RESOURCES_SHAPE_LIST",
     "RESOURCE_ALIASES",
@@ -52,6 +58,8 @@ __all__ = [
     "copies_problems",
     "display_name_problems",
     "display_names",
+    "groups_expressions",
+    "groups_problems",
     "is_valid_resource_name",
     "resource_alias_problems",
     "resource_aliases",
@@ -101,6 +109,20 @@ def copies_expressions(annotations: Mapping[str, str] | None) -> dict[str, str]:
 def copies_problems(annotations: Mapping[str, str] | None) -> list[str]:
     """What is wrong with `workloadmap.io/copies`, one message per problem."""
     return _string_map(annotations, COPIES, "jq expression", "")[1]
+
+
+GROUPS: Final = "workloadmap.io/groups"
+
+
+def groups_expressions(annotations: Mapping[str, str] | None) -> dict[str, str]:
+    """Component name -> the jq expression of `workloadmap.io/groups` (one group or null per instance); lenient,
+    as `display_names`."""
+    return _string_map(annotations, GROUPS, "jq expression", '{"clique": "<a group name or null per clique>"}')[0]
+
+
+def groups_problems(annotations: Mapping[str, str] | None) -> list[str]:
+    """What is wrong with `workloadmap.io/groups`, one message per problem."""
+    return _string_map(annotations, GROUPS, "jq expression", "")[1]
 
 
 def _string_map(

@@ -27,11 +27,14 @@ from workload_map.model import (
 from workload_map.model.extensions import (
     COPIES,
     DISPLAY_NAMES,
+    GROUPS,
     RESOURCE_ALIASES,
     copies_expressions,
     copies_problems,
     display_name_problems,
     display_names,
+    groups_expressions,
+    groups_problems,
     is_valid_resource_name,
     resource_alias_problems,
     resource_aliases,
@@ -121,6 +124,7 @@ def validate(karta: Karta) -> list[Finding]:
     findings += _resource_annotations(karta)
     findings += _display_names(karta, {c.name for _, c in components})
     findings += _copies(karta, {c.name for _, c in components})
+    findings += _groups(karta, {c.name for _, c in components})
     findings += _references(karta)
     findings += _gang_annotation(karta, {c.name: c for _, c in components})
     gang = karta.gang_scheduling
@@ -629,6 +633,19 @@ def _copies(karta: Karta, components: set[str]) -> Iterator[Finding]:
             yield Finding(WARNING, where, f"{component!r} is not a component of this definition", "copies-component")
         for _, message in expression_problems(expression):
             yield Finding(ERROR, f"{where}.{component}", message, "copies")
+
+
+def _groups(karta: Karta, components: set[str]) -> Iterator[Finding]:
+    """`workloadmap.io/groups` (docs/definitions.md, "Extensions"): well formed, jq that parses, components."""
+    annotations = karta.metadata.annotations if karta.metadata else None
+    where = f'metadata.annotations["{GROUPS}"]'
+    for message in groups_problems(annotations):
+        yield Finding(ERROR, where, message, "groups")
+    for component, expression in groups_expressions(annotations).items():
+        if component not in components:
+            yield Finding(WARNING, where, f"{component!r} is not a component of this definition", "groups-component")
+        for _, message in expression_problems(expression):
+            yield Finding(ERROR, f"{where}.{component}", message, "groups")
 
 
 def _references(karta: Karta) -> Iterator[Finding]:

@@ -16,6 +16,9 @@ Driven by the view's structure only, never by kind or component names:
   apply (an instance keeps its id).
 * **Objects**: a definition's `workloadmap.io/copies` says how many objects of its kind each instance stands for
   (a JobSet's replicatedJob of 2 Jobs of 4 pods): the row then reads `8 (2 x Job of 4 pods)`.
+* **Groups**: a definition's `workloadmap.io/groups` puts instances of a component under a heading row of their own
+  (a Grove scaling group over its cliques), with their figures summed and, when the group says so, its copies
+  (`4 (2 x 2 pods)`); the heading is a grouping row (left out of the resources table).
 * **Names in the resources table** are the tree's; two rows with the same name are told apart by their parent's
   (`decode/worker`, `prefill/worker`).
 
@@ -24,14 +27,18 @@ JSON and YAML never go through this: they print the view as it is.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from fractions import Fraction
+from typing import TYPE_CHECKING, TypeVar
 
 from workload_map._regex import LazyPattern
+from workload_map.view import ComponentView, Replicas, Resources
 
 if TYPE_CHECKING:
-    from workload_map.view import ComponentView, WorkloadView
+    from workload_map.view import WorkloadView
+
+_N = TypeVar("_N", int, Fraction)
 
 
 @dataclass(frozen=True)
@@ -95,16 +102,89 @@ def _droppable(row: Row) -> bool:
 
 
 @dataclass(frozen=True)
+class Group:
+    """The heading a component's instance is shown under (`workloadmap.io/groups`): its name, and how many copies
+    of its instances' pods the group stands for (1: none to show)."""
+
+    name: str
+    copies: int = 1
+
+
+@dataclass(frozen=True)
 class _Hints:
     display: Mapping[str, str]
     copies: Mapping[tuple[str, str], int]
+    groups: Mapping[tuple[str, str], Group]
 
 
 def _rows(nodes: Sequence[ComponentView], above: int, parent_name: str, hints: _Hints) -> tuple[Row, ...]:
     rows = tuple(_row(node, above, parent_name, hints) for node in nodes)
     while len(rows) == 1 and _droppable(rows[0]):
         rows = tuple(replace(child, parent_name=parent_name) for child in rows[0].children)
-    return rows
+    return _grouped(rows, parent_name, hints) if hints.groups else rows
+
+
+def _grouped(rows: tuple[Row, ...], parent_name: str, hints: _Hints) -> tuple[Row, ...]:
+    """Rows of grouped instances gathered under one heading per group, where the first of them stood."""
+    members: dict[str, list[Row]] = {}
+    found: dict[str, Group] = {}
+    out: list[Row | str] = []
+    for row in rows:
+        group = hints.groups.get((row.node.component, row.node.instance or "")) if row.node.instance else None
+        if group is None:
+            out.append(row)
+            continue
+        if group.name not in members:
+            members[group.name] = []
+            found[group.name] = group
+            out.append(group.name)
+        members[group.name].append(replace(row, parent_name=group.name))
+    if not members:
+        return rows
+    return tuple(
+        entry if isinstance(entry, Row) else _heading(found[entry], tuple(members[entry]), parent_name) for entry in out
+    )
+
+
+def _heading(group: Group, rows: tuple[Row, ...], parent_name: str) -> Row:
+    """The heading row of a group: a grouping node over its rows' nodes, their figures summed."""
+    nodes = [row.node for row in rows]
+    known = all(node.replicas.current is not None and node.replicas.ready is not None for node in nodes)
+    replicas = Replicas(
+        desired=sum(node.replicas.desired for node in nodes),
+        current=sum(node.replicas.current or 0 for node in nodes) if known else None,
+        ready=sum(node.replicas.ready or 0 for node in nodes) if known else None,
+    )
+    resources = Resources(
+        requests=_summed(node.resources.requests for node in nodes),
+        gpus=sum(node.resources.gpus for node in nodes),
+        cpu_millis=sum(node.resources.cpu_millis for node in nodes),
+        memory_bytes=sum(node.resources.memory_bytes for node in nodes),
+        accelerators=_summed(node.resources.accelerators for node in nodes),
+    )
+    heading = ComponentView(
+        name=group.name,
+        component=nodes[0].component,
+        kind=None,
+        instance=None,
+        pod_bearing=False,
+        scale=None,
+        replicas=replicas,
+        resources=resources,
+        own_replicas=Replicas(),
+        own_resources=Resources(),
+        nodes=tuple(sorted({name for node in nodes for name in node.nodes})),
+        children=tuple(nodes),
+    )
+    return Row(group.name, heading, group.copies, rows, parent_name)
+
+
+def _summed(maps: Iterable[Mapping[str, _N]]) -> dict[str, _N]:
+    total: dict[str, _N] = {}
+    for amounts in maps:
+        for name, amount in amounts.items():
+            total[name] = total[name] + amount if name in total else amount
+    return total
 
 
 def _shown(node: ComponentView, display: Mapping[str, str]) -> str:
@@ -132,11 +212,13 @@ def shape(
     view: WorkloadView,
     display: Mapping[str, str] | None = None,
     copies: Mapping[tuple[str, str], int] | None = None,
+    groups: Mapping[tuple[str, str], Group] | None = None,
 ) -> tuple[Row, ...]:
     """The rows of the tree, top level first, every level folded as the module says; `display` names components
     (the definition's `workloadmap.io/display-names`), `copies` the objects an instance stands for (by (component,
-    instance id); `workloadmap.io/copies`)."""
-    return _rows(view.components, 1, "", _Hints(display or {}, copies or {}))
+    instance id); `workloadmap.io/copies`), `groups` the heading an instance is shown under
+    (`workloadmap.io/groups`)."""
+    return _rows(view.components, 1, "", _Hints(display or {}, copies or {}, groups or {}))
 
 
 def walk(rows: Sequence[Row]) -> Iterator[Row]:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from workload_map.cli.render import hints
 from workload_map.cli.render.fmt import accelerator_labels, accelerators_text, age, cpu_text, memory_text
-from workload_map.cli.render.shape import Row, shape, table_names
+from workload_map.cli.render.shape import Group, Row, shape, table_names
 from workload_map.cli.render.text import PHASE_STYLES, Cell, Line, align, plain, seg
 
 if TYPE_CHECKING:
@@ -68,6 +68,8 @@ class Origin:
     display_names: Mapping[str, str] = field(default_factory=dict)
     # (component, instance id) -> the objects of its kind an instance stands for (workloadmap.io/copies)
     copies: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    # (component, instance id) -> the heading it is shown under (workloadmap.io/groups)
+    groups: Mapping[tuple[str, str], Group] = field(default_factory=dict)
 
 
 # --- entries of the tree ------------------------------------------------------------------------------------
@@ -139,13 +141,15 @@ class _TreeBuilder:
         unknown: Mapping[int, str],
         display: Mapping[str, str],
         copies: Mapping[tuple[str, str], int],
+        *,
+        groups: Mapping[tuple[str, str], Group] | None = None,
     ) -> None:
         self.view = view
         self.options = options
         self.unknown = unknown
         self.glyphs = UNICODE_GLYPHS if options.unicode else ASCII_GLYPHS
         self.labels = accelerator_labels(view.resources.accelerators)
-        self.shape = shape(view, display, copies)
+        self.shape = shape(view, display, copies, groups)
         self.rows: list[list[Cell]] = []
 
     def children(self, row: Row) -> list[_Entry]:
@@ -359,7 +363,7 @@ def render_workload(view: WorkloadView, options: TreeOptions | None = None, orig
     where = origin or Origin()
     lines = header(view, opts, where)
     unknown = hints.unreadable(view, where.no_pod_template)
-    rows = _TreeBuilder(view, opts, unknown, where.display_names, where.copies).build()
+    rows = _TreeBuilder(view, opts, unknown, where.display_names, where.copies, groups=where.groups).build()
     if rows:
         lines += [[], *align(rows)]
     lines += [[], phase_line(view, where, opts.width)]
