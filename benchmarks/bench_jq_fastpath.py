@@ -4,6 +4,8 @@ Rows (the object is a ~20 KB JobSet-like dict: four replicated jobs with two con
 * the fast path on a deep plain path (`.spec.replicatedJobs[1]...containers[0].image`): target <= 0.2x;
 * the fast path on an iterating path with a pipe (`.spec.replicatedJobs[] | .name`): target <= 0.2x;
 * the fast path on an optional iteration with a default (`.status.replicatedJobsStatus[]?.ready // 0`): <= 0.2x;
+* the public `workload_map.jq.evaluate` (a Document per call, the plain path run on the object in place) on a deep
+  plain path of an ~8 KB object (one replicated job): target <= 0.2x (issue 19: call overhead);
 * parse + static safety check of a typical status matcher, uncached (what validating a new definition costs per
   expression): no target, for reference.
 
@@ -18,7 +20,7 @@ from typing import Any
 
 from _common import best, json_loads_baseline
 from _common import row as make_row
-from workload_map.jq import parser, safety
+from workload_map.jq import evaluate, parser, safety
 from workload_map.jq.fastpath import compile_fast
 
 
@@ -129,6 +131,26 @@ def rows() -> list[dict[str, Any]]:
         assert run(obj), expr
         seconds = _per_call(lambda run=run: run(obj))  # type: ignore[misc]
         row(f"jq fast path: {what} on a {size_kb:.0f} KB JobSet (x json.loads)", seconds, 0.2)
+
+    small = jobset()
+    small["spec"]["replicatedJobs"] = small["spec"]["replicatedJobs"][:1]
+    small_text = json.dumps(small)
+    small_baseline = _per_call(json_loads_baseline(small_text))
+    deep = ".spec.replicatedJobs[0].template.spec.template.spec.containers[0].image"
+    assert evaluate(deep, small) == [
+        small["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["image"]
+    ]
+    out.append(
+        make_row(
+            f"jq.evaluate (public call), a deep plain path, {len(small_text) / 1024:.0f} KB object (x json.loads)",
+            _per_call(lambda: evaluate(deep, small)) * 1e6,
+            small_baseline * 1e6,
+            0.2,
+            "us",
+            digits=2,
+            ratio_digits=4,
+        )
+    )
 
     def parse_and_check() -> None:
         parser.parse.cache_clear()

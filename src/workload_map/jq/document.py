@@ -97,6 +97,12 @@ class Document:
 
     def evaluate(self, expr: str, field_path: str | None = None, *, max_results: int = MAX_RESULTS) -> list[Any]:
         """All outputs of `expr` in order; raises the JqError (placed at `field_path` when given)."""
+        if self.policy.stops is None and type(expr) is str:  # no recorder to ask: a plain path may answer at once
+            info = engine.compile_expression(expr)
+            if info.fast is not None:
+                found = self._run_in_place(info, max_results)
+                if type(found) is list:
+                    return found
         result = self.evaluate_many([expr], [field_path], max_results=max_results)[0]
         if isinstance(result, JqError):
             raise result
