@@ -50,6 +50,14 @@ KINDS = {
     "PaddleJob",
     "DaemonSet",
     "ReplicaSet",
+    "Notebook",
+    "DevWorkspace",
+    "TaskRun",
+    "PipelineRun",
+    "SeldonDeployment",
+    "VirtualMachineInstance",
+    "VirtualMachine",
+    "ScheduledWorkflow",
 }
 
 
