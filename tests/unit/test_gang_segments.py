@@ -308,6 +308,13 @@ def test_a_multi_node_llminferenceservice_is_a_gang_per_group_of_leader_and_work
         "minSubGroup": 2,
         "subGroups": [{"name": "leader", "minMember": 1}, {"name": "workers", "minMember": 1}],
     }
+    # from the spec alone the workers wait for the leader: the group is admitted leader first, never deadlocked
+    offline = plan(service.resolve()).gangs[0]
+    assert offline.min_member == 1
+    assert [(group.name, group.deferred is not None) for group in offline.sub_groups] == [
+        ("leader", False),
+        ("workers", True),
+    ]
 
 
 def test_decode_and_prefill_groups_are_gangs_of_their_own() -> None:
@@ -327,11 +334,13 @@ def test_decode_and_prefill_groups_are_gangs_of_their_own() -> None:
     labels["app.kubernetes.io/component"] = "llminferenceservice-workload-worker-prefill"
     prefill_worker["metadata"]["name"] = "deepseek-mn-kserve-mn-prefill-0-1"
     gang_plan = plan(service.resolve(), [*listed, prefill_worker])
+    # group 1 has no pods yet: its workers wait for its leader (KServe's LWS may start them only once it is ready)
     assert [(gang.name, gang.min_member) for gang in gang_plan.gangs] == [
         ("deepseek-mn-0", 2),
-        ("deepseek-mn-1", 2),
+        ("deepseek-mn-1", 1),
         ("deepseek-mn-prefill-0", 3),
     ]
+    assert [group.deferred is not None for group in gang_plan.gangs[1].sub_groups] == [False, True]
     prefill = gang_plan.gangs[-1]
     assert [(group.name, group.min_member, group.pods) for group in prefill.sub_groups] == [
         ("leader", 1, ()),
@@ -356,3 +365,20 @@ def test_a_pod_of_a_group_the_spec_does_not_have_is_unplaced() -> None:
     stray["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/group-index"] = "5"
     (unplaced,) = plan(service.resolve(), [stray]).unplaced
     assert unplaced.error is not None and "its gang 5 is not in the spec" in unplaced.error
+
+
+def test_without_a_leader_template_the_leader_is_the_worker_of_index_0() -> None:
+    def no_template(value: dict[str, Any]) -> None:
+        del value["spec"]["template"]
+
+    service, listed = _llmisvc("v1alpha2", no_template)
+    leader = copy.deepcopy(listed[0])  # LWS runs the worker template for the leader too
+    leader["metadata"]["labels"]["app.kubernetes.io/component"] = "llminferenceservice-workload-worker"
+    leader["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/worker-index"] = "0"
+    gang_plan = plan(service.resolve(), [leader, listed[1]])
+    (gang,) = gang_plan.gangs
+    assert [(group.name, group.component, group.pods) for group in gang.sub_groups] == [
+        ("leader", "workload-worker", (leader["metadata"]["name"],)),
+        ("workers", "workload-worker", (listed[1]["metadata"]["name"],)),
+    ]
+    assert gang.min_member == 2
