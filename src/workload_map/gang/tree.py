@@ -938,9 +938,6 @@ def build(
                 empty[layout_gang] = (gang, notes)
         for note in notes:
             builder.note(note)
-        if layout_gang and key is not None and "" in tree.layout_gangs:
-            owner = gang_name(base, tree.definition.name, key[: -len(layout_gang) - 1] or None)
-            builder.note(f"gang {gang.name} is a gang of its own ({layout_gang}), not required with gang {owner}")
         gangs.append(gang)
         gang_of_key[key] = gang
     memberships: list[PodMembership] = []
