@@ -283,3 +283,12 @@ def test_disabling_a_scheduledworkflow_writes_enabled_false() -> None:
     assert workload.to_object()["spec"]["enabled"] is False
     workload.resume()
     assert workload.to_object()["spec"]["enabled"] is True
+
+
+def test_a_pipeline_task_pod_template_is_its_taskrunspec_over_the_taskrun_template_field_by_field() -> None:
+    definition = "tekton-dev-pipelinerun-v1"
+    run = copy.deepcopy(_fixture(definition, "workload.yaml"))
+    run["spec"]["taskRunSpecs"][0]["podTemplate"] = {"tolerations": [{"key": "gpu", "operator": "Exists"}]}
+    spec = _resolution(definition, run).component("task").instances["train"].pod_template["spec"]
+    assert spec["nodeSelector"] == {"nvidia.com/gpu.present": "true"}  # from taskRunTemplate
+    assert spec["tolerations"] == [{"key": "gpu", "operator": "Exists"}]  # from the task's own entry
