@@ -8,7 +8,9 @@ with 10,000 bound pods already taking 0-8 GPUs per node (a fixed random seed). T
 * `tree + rack, too large`: 125 sub-groups of 8 pods of 1 GPU, every one required, the gang kept inside one rack
   (`rack` label) that is too small: each rack is refused by its free total before any pod is tried;
 * `tree + rack, fits`: 125 sub-groups of 8 CPU-only pods (8 cores each), placed sub-group by sub-group inside the
-  smallest rack that holds them (every pod set of the tree placed, the topology loop's work when it fits).
+  smallest rack that holds them (every pod set of the tree placed, the topology loop's work when it fits);
+* `pod by pod`: a workload without a gang (`PodByPod`, a Deployment's 1,000 replicas of 1 GPU), each pod placed
+  on its own.
 
 Rows: the snapshot built from the Node and Pod dicts; each placement (median of 5, wall clock) with its peak
 Python allocation (tracemalloc, one extra run); the baseline of every time row is `json.loads` of the nodes' JSON
@@ -28,7 +30,7 @@ from typing import Any
 
 import _common
 from workload_map.gang import Gang, GangPlan, GangRole, SubGroupPlan, Topology
-from workload_map.placement import ClusterSnapshot, place
+from workload_map.placement import ClusterSnapshot, PodByPod, place
 from workload_map.resolve import ObjectRef
 
 NODES = 5_000
@@ -142,14 +144,16 @@ def rows() -> list[dict[str, Any]]:
         )
     ]
     snapshot = ClusterSnapshot.from_objects(nodes, pods)
-    for name, gang_plan in _plans().items():
+    demands: dict[str, GangPlan | PodByPod] = dict(_plans())
+    demands["pod by pod"] = PodByPod("Deployment/bench", (_role("web", 1_000, 1),), "no gang")
+    for name, gang_plan in demands.items():
         result = place([gang_plan], snapshot)
         ms = _common.median(lambda gang_plan=gang_plan: place([gang_plan], snapshot), repeat=5) * 1000
         peak = _peak_mib(lambda gang_plan=gang_plan: place([gang_plan], snapshot))
         outcome = f"fits, score {result.score}, {result.nodes_used} nodes" if result.fits else "does not fit"
         out.append(
             _common.row(
-                f"place 1,000-pod gang: {name} (vs json.loads of the nodes)",
+                f"place 1,000 pods: {name} (vs json.loads of the nodes)",
                 ms,
                 baseline,
                 None,
