@@ -3,6 +3,8 @@
 Rows:
 * complete resolution (`Workload(karta, obj).resolve()`: every component, instance id, pod template, scale and the
   status) of a ~20 KB JobSet through the built-in JobSet definition; target <= 15x json.loads;
+* the same for a JobSet of 8 replicated jobs (~37 KB, past 500 containers, where the check that the object can be
+  read in place walks it);
 * the status alone (`Workload(karta, obj).status.phase`, what the conformance checks run);
 * 1, 10 and 100 distinct JobSets resolved one after the other: the per-workload time at each size (it must stay
   flat: no cost that grows with the number of workloads seen), and the ratio 100x / 1x.
@@ -93,10 +95,11 @@ def _replicated_job(name: str, index: int, replicas: int, parallelism: int) -> d
     }
 
 
-def jobset(index: int) -> dict[str, Any]:
-    """A distinct JobSet of about 20 KB: a driver and three worker groups, with a running status."""
+def jobset(index: int, worker_groups: int = 3) -> dict[str, Any]:
+    """A distinct JobSet of about 20 KB: a driver and three worker groups (`worker_groups`), with a running
+    status."""
     jobs = [_replicated_job("driver", index, 1, 1)] + [
-        _replicated_job(f"workers-{k}", index, 2 + k, 4) for k in range(3)
+        _replicated_job(f"workers-{k}", index, 2 + k, 4) for k in range(worker_groups)
     ]
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
@@ -143,6 +146,15 @@ def rows() -> list[dict[str, Any]]:
         f"resolve: complete resolution, JobSet {size_kb:.0f} KB (x json.loads)",
         *interleaved(lambda: _complete(karta, obj), decode, rounds=5, round_time=0.06),
         15,
+    )
+    large = jobset(1, worker_groups=7)  # past 500 containers: the in-place check walks it (issue 19)
+    large_kb = len(json.dumps(large)) / 1024
+    row(
+        f"resolve: complete resolution, JobSet of 8 replicated jobs, {large_kb:.0f} KB (x json.loads)",
+        *interleaved(
+            lambda: _complete(karta, large), json_loads_baseline(json.dumps(large)), rounds=5, round_time=0.06
+        ),
+        None,
     )
     row(
         f"resolve: status only, JobSet {size_kb:.0f} KB (x json.loads)",
