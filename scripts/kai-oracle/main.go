@@ -33,6 +33,7 @@ import (
 	"github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/kubeflow"
 	jaxplugin "github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/kubeflow/jax"
 	"github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/kubeflow/mpi"
+	notebookplugin "github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/kubeflow/notebook"
 	pytorchplugin "github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/kubeflow/pytorch"
 	tensorflowplugin "github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/kubeflow/tensorflow"
 	xgboostplugin "github.com/kai-scheduler/KAI-scheduler/pkg/podgrouper/podgrouper/plugins/kubeflow/xgboost"
@@ -198,6 +199,7 @@ func newHub(kc client.Client) *hub {
 		{Group: "kubeflow.org", Version: "v1", Kind: "TFJob"}:                       tensorflowplugin.NewTensorFlowGrouper(kd),
 		{Group: "kubeflow.org", Version: "v1", Kind: "XGBoostJob"}:                  xgboostplugin.NewXGBoostGrouper(kd),
 		{Group: "kubeflow.org", Version: "v1", Kind: "JAXJob"}:                      jaxplugin.NewJaxGrouper(kd),
+		{Group: "kubeflow.org", Version: "v1beta1", Kind: "Notebook"}:               notebookplugin.NewNotebookGrouper(dg),
 		{Group: "kubeflow.org", Version: "v1", Kind: "MPIJob"}:                      mg,
 		{Group: "kubeflow.org", Version: "v2beta1", Kind: "MPIJob"}:                 mg,
 		{Group: "batch", Version: "v1", Kind: "Job"}:                                job.NewK8sJobGrouper(kc, dg, true),
