@@ -218,12 +218,12 @@ def test_a_generate_name_and_a_missing_namespace_are_spelled_out(wmap: Wmap, tmp
 
 def test_an_uncovered_custom_resource_is_told_how_to_get_a_definition(wmap: Wmap, tmp_path: Path) -> None:
     text = (
-        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMPipeline\nmetadata:\n  name: pipeline\n"
+        "apiVersion: pipelines.example.com/v1alpha1\nkind: ServicePipeline\nmetadata:\n  name: pipeline\n"
         "spec:\n  services:\n  - name: llm\n    spec:\n      replicas: 1\n"
     )
     result = wmap("describe", "-f", write(tmp_path / "pipeline.yaml", text))
     assert result.code == 4
-    assert 'no definition covers apps.nvidia.com/v1alpha1/NIMPipeline "pipeline"' in result.stderr
+    assert 'no definition covers pipelines.example.com/v1alpha1/ServicePipeline "pipeline"' in result.stderr
     assert "does not look like a workload" not in result.stderr  # its pods are nested where we cannot guess
     assert "write a Karta definition for this type" in result.stderr and "--definitions" in result.stderr
 

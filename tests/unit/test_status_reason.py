@@ -97,6 +97,9 @@ ROWS = all_rows()
 @pytest.mark.parametrize(("flow", "row"), ROWS, ids=[row.id for _, row in ROWS])
 def test_every_flow_step_gets_a_reason_from_the_mapping_of_its_phase(flow: Any, row: Any) -> None:
     status = _status(flow.object_at(row))
+    if row.phase == "Undefined":  # a kind with no status maps no phase (SandboxTemplate): no mapping, no reason
+        assert (status.phase, status.reason, status.reason_source) == ("Undefined", None, None), row.id
+        return
     assert status.reason_source is not None and status.reason_source.startswith(
         f"statusDefinition.statusMappings.{row.phase.lower()}["
     )
