@@ -168,3 +168,20 @@ def test_the_live_view_with_the_runtime_equals_the_offline_view_with_it(
     finally:
         with api_server.client() as kube:
             kube.delete(f"{RUNTIMES}/{runtime_name}")
+
+
+def test_a_reference_name_that_is_not_an_object_name_is_never_sent(
+    api_server: ApiServer, wmap: Wmap, make_namespace: Any
+) -> None:
+    """The runtime's name comes from the TrainJob (anyone who may create one writes it): only a Kubernetes object
+    name goes into a request path."""
+    namespace = make_namespace("wmap-refs")
+    trainjob = yaml.safe_load((REFERENCES / "deepspeed-trainjob.yaml").read_text())
+    trainjob["spec"]["runtimeRef"] = {"name": "../../../api/v1/namespaces/kube-system/secrets/x"}
+    create(api_server, trainjob, namespace=namespace)
+    mark = api_server.audit_mark()
+    result = wmap.run("describe", "trainjob/ds-ft", "-o", "json", namespace=namespace)
+    assert result.code == 0, result.stderr
+    assert "its name is not a Kubernetes object name" in result.stderr
+    assert not [call for call in summary(wmap_requests(api_server, mark)) if "secrets" in call[1]]
+    assert _node_names(json.loads(result.stdout)) == {"node": (4, [])}

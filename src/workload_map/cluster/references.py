@@ -54,6 +54,9 @@ class ReferenceFetcher:
         return known
 
     def _get(self, reference: ObjectReference) -> dict[str, Any] | str:
+        # the name and namespace come from the workload (untrusted text): only a Kubernetes name goes into a path
+        if not _is_name(reference.object_name) or (reference.namespace and not _is_name(reference.namespace)):
+            return "was not read: its name is not a Kubernetes object name (a DNS-1123 subdomain)"
         resource = self.cluster.discovery_document().find(reference.group, reference.version, reference.kind)
         if resource is None:
             return f"is not served by the cluster ({reference.api_version} {reference.kind} is not installed)"
@@ -72,3 +75,16 @@ class ReferenceFetcher:
         if not isinstance(obj, dict):
             return "could not be read: the server answered something that is not an object"
         return obj
+
+
+_LABEL_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+def _is_name(name: str) -> bool:
+    """A DNS-1123 subdomain (what an object name is): at most 253 characters, dot-separated labels of lowercase
+    letters, digits and `-`, each starting and ending with a letter or digit."""
+    if not name or len(name) > 253:
+        return False
+    return all(
+        label and set(label) <= _LABEL_CHARS and label[0] != "-" and label[-1] != "-" for label in name.split(".")
+    )
