@@ -16,6 +16,7 @@ import yaml
 from workload_map.catalog import builtin_registry
 from workload_map.gang import plan
 from workload_map.resolve import Workload, resolve
+from workload_map.resolve.references import follow
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "catalog"
 DEFAULT_GROUPER_KINDS = (
@@ -292,3 +293,25 @@ def test_a_pipeline_task_pod_template_is_its_taskrunspec_over_the_taskrun_templa
     spec = _resolution(definition, run).component("task").instances["train"].pod_template["spec"]
     assert spec["nodeSelector"] == {"nvidia.com/gpu.present": "true"}  # from taskRunTemplate
     assert spec["tolerations"] == [{"key": "gpu", "operator": "Exists"}]  # from the task's own entry
+
+
+def test_scheduledworkflow_steps_count_the_newest_active_runs_pods_when_its_workflow_is_at_hand() -> None:
+    definition = "kubeflow-org-scheduledworkflow-v1beta1"
+    swf = _fixture(definition, "workload.yaml")
+    run = copy.deepcopy(_fixture(definition, "owners.yaml")["items"][0])
+    run["status"]["nodes"] = {
+        "n0": {"type": "DAG", "templateName": "nightly-train"},
+        "n1": {"type": "Pod", "templateName": "preprocess", "phase": "Succeeded"},
+        "n2": {"type": "Pod", "templateName": "train", "phase": "Failed"},
+        "n3": {"type": "Retry", "templateName": "train"},
+        "n4": {"type": "Pod", "templateName": "train", "phase": "Running"},
+    }
+    entry = builtin_registry().for_object(swf)
+    assert entry is not None
+    followed = follow(entry.karta, swf, [run])
+    assert [r.name for r in followed.found] == ["run"] and not followed.missing
+    instances = resolve(entry.karta, followed.object).component("step").instances
+    assert {name: i.desired_replicas for name, i in instances.items()} == {"preprocess": 1, "train": 2}
+    other = copy.deepcopy(run)
+    other["metadata"]["name"] = "nightly-train-3-1876543210"  # a completed run is not the one named
+    assert follow(entry.karta, swf, [other]).missing
