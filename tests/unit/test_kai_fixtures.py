@@ -58,6 +58,7 @@ KINDS = {
     "VirtualMachineInstance",
     "VirtualMachine",
     "ScheduledWorkflow",
+    "LLMInferenceService",
 }
 
 

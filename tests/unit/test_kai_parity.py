@@ -49,6 +49,7 @@ DIFFERENCES: dict[str, tuple[str, bool]] = {
     "pytorchjob.yaml:elastic-min-replicas-with-master": ("the training operator applies it to the workers", False),
     "leaderworkerset.yaml:single-segment-size-minus-one-equal-to-segment": ("counts the leader into it twice", False),
     "leaderworkerset.yaml:leader-ready-segments-leader-unscheduled": ("makes no PodGroup for the leader", False),
+    "llminferenceservice.yaml:multi-node-group-default-grouper": ("KAI has no grouper for it", False),
     "raycluster.yaml:suspended-worker-group-still-counted": ("KubeRay creates none of its pods", False),
     "raycluster.yaml:min-replicas-above-replicas": ("KubeRay raises `replicas` to `minReplicas`", False),
     "rayjob.yaml:cluster-name-not-in-status": ("before the RayCluster exists", False),
