@@ -12,9 +12,10 @@ from __future__ import annotations
 import io
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
+
+import msgspec
 
 from workload_map._io import read_input_text
 from workload_map._regex import LazyPattern
@@ -115,8 +116,7 @@ def builtin_registry() -> DefinitionRegistry:
 # --- registry -----------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(msgspec.Struct, frozen=True):
     """A definition held by the registry, with the source it came from."""
 
     karta: Karta
@@ -131,8 +131,7 @@ class Entry:
         return self.karta.root_gvk
 
 
-@dataclass(frozen=True)
-class Resolved:
+class Resolved(msgspec.Struct, frozen=True):
     """The definition chosen for a workload. `exact` is False when it was written for another version of the
     same group and kind (the version fallback)."""
 
@@ -247,8 +246,7 @@ class DefinitionRegistry:
         return self._index
 
 
-@dataclass
-class _Index:
+class _Index(msgspec.Struct):
     by_gvk: dict[tuple[str, str, str], Entry]
     by_group_kind: dict[tuple[str, str], list[Entry]]
     by_name: dict[str, Entry]

@@ -9,11 +9,11 @@ of the CLI, so neither depends on the command modules.
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
+
+import msgspec
 
 
-@dataclass(frozen=True)
-class CommandSpec:
+class CommandSpec(msgspec.Struct, frozen=True):
     """Where a command lives (`module:attribute`) and its one-line help."""
 
     target: str

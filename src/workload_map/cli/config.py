@@ -27,9 +27,10 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from workload_map.cli.command_table import COMMANDS
 from workload_map.cli.errors import UsageError
@@ -44,13 +45,12 @@ SECTION_KEYS: tuple[str, ...] = ("output",)
 KNOWN_FORMATS: tuple[str, ...] = ("tree", "table", "wide", "json", "yaml")
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(msgspec.Struct, frozen=True):
     """A parsed config file (`path` is None when no file was read)."""
 
     path: str | None = None
     output: str | None = None
-    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    sections: Mapping[str, Mapping[str, Any]] = msgspec.field(default_factory=dict)
     jq_mode: str | None = None
     jq_deadline: float | None = None
 

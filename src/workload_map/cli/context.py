@@ -15,8 +15,9 @@ import sys
 from _thread import get_ident  # a thread's id without importing threading at start-up (a builtin module)
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
+
+import msgspec
 
 from workload_map.cli.config import Config, load_config
 from workload_map.cli.errors import CLIError
@@ -30,8 +31,7 @@ class Reporter(Protocol):
     def warn(self, message: str) -> None: ...
 
 
-@dataclass
-class State:
+class State(msgspec.Struct):
     """What the root command's options and the environment decided for this run."""
 
     debug: bool = False
@@ -41,12 +41,13 @@ class State:
     jq_deadline: float | None = None  # --jq-deadline / $WMAP_JQ_DEADLINE
     jq_memory_mb: int | None = None  # $WMAP_JQ_MEMORY_MB (None: the jq layer's 1024 MiB)
     jq_budget: float | None = None  # --jq-budget / $WMAP_JQ_BUDGET (None: 3 deadlines); cli.jqmode
-    jq_stops: list[Any] = field(default_factory=list)  # evaluations that were stopped (jqmode.Stop)
+    jq_stops: list[Any] = msgspec.field(default_factory=list)  # evaluations that were stopped (jqmode.Stop)
     jq_seconds: float = 0.0  # time the jq worker's requests took, for --jq-budget (cli.jqmode)
-    warnings: list[str] = field(default_factory=list)
-    incomplete: list[str] = field(default_factory=list)  # inputs that could not be read: the run ends with exit 1
+    warnings: list[str] = msgspec.field(default_factory=list)
+    # inputs that could not be read: the run ends with exit 1
+    incomplete: list[str] = msgspec.field(default_factory=list)
     _config: Config | None = None
-    _scopes: dict[int, str] = field(default_factory=dict)  # thread id -> what its warnings are about (`scope`)
+    _scopes: dict[int, str] = msgspec.field(default_factory=dict)  # thread id -> what its warnings are about (`scope`)
 
     # --- output ---------------------------------------------------------------------------------------------
 

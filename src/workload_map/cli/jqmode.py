@@ -10,7 +10,7 @@ says, and a stopped evaluation ends the run with exit 1 (`jqsettings.raise_if_st
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from workload_map.cli.context import state
 from workload_map.cli.jqsettings import (
@@ -48,8 +48,7 @@ class NotEvaluated(ResolveError):  # noqa: N818 (reads as what happened to the w
     command's time budget for contained evaluation is spent. The workload is reported as not resolved."""
 
 
-@dataclass(frozen=True)
-class _StopRecorder:
+class _StopRecorder(msgspec.Struct, frozen=True):
     """The `stops` of a definition's policy: each evaluation that is stopped (the worker's deadline, memory cap or
     death; the compiled evaluator's step budget or output depth) goes to the run's state at once, charged `cost`
     seconds of the command's budget, and the time of every worker request is added to it (`spend`). `refuse` is

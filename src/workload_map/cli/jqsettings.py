@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
+import msgspec
 
 from workload_map.cli.config import JQ_MODES
 from workload_map.cli.context import state
@@ -72,8 +73,7 @@ def evaluation_mode(origin: str, mode: str) -> Literal["inprocess", "worker"]:
     raise ValueError(f"unknown jq mode {mode!r}: use one of {', '.join(JQ_MODES)}")
 
 
-@dataclass(frozen=True)
-class JqPolicy:
+class JqPolicy(msgspec.Struct, frozen=True):
     """The mode chosen for this run, the worker's deadline and memory cap (None: the jq layer's, 10 s and
     1024 MiB)."""
 

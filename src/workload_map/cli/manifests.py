@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from workload_map._io import InputError
 from workload_map.cli.errors import CLIError, UsageError
@@ -70,8 +71,7 @@ NOT_WORKLOADS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Manifest:
+class Manifest(msgspec.Struct, frozen=True):
     """One document of an input: where it came from (`label` names the file and document) and its value."""
 
     source: str
@@ -123,8 +123,7 @@ class Manifest:
         return _has_containers(self.value.get("spec"), 0)
 
 
-@dataclass(frozen=True)
-class Manifests:
+class Manifests(msgspec.Struct, frozen=True):
     """The documents of every input, in order. `single` is True for one file holding one document (not a list):
     the case where `describe` prints a bare view rather than a list."""
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import click
+import msgspec
 from click.shell_completion import CompletionItem
 
 from workload_map.cli.config import ENV_OUTPUT
@@ -27,15 +28,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 # --- -o/--output --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class OutputSpec:
+class OutputSpec(msgspec.Struct, frozen=True):
     """The formats a command prints: `choices` (the first is the default unless `default` says otherwise) and
     `aliases` accepted for compatibility (`table` for `tree` in describe)."""
 
     command: str
     choices: tuple[str, ...]
     default: str = ""
-    aliases: Mapping[str, str] = field(default_factory=dict)
+    aliases: Mapping[str, str] = msgspec.field(default_factory=dict)
     # formats that carry a value, as kubectl's `-o jsonpath=TEMPLATE` (the command parses the value)
     templated: tuple[str, ...] = ()
 

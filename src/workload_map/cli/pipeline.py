@@ -22,8 +22,9 @@ modules of their own so that `describe` never imports `workload_map.gang` and `g
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from workload_map.cli.errors import CLIError
 from workload_map.cli.manifests import Manifest
@@ -40,8 +41,7 @@ PolicyFor = Callable[[str, str], EvaluationPolicy]
 """The jq policy of a definition, by its name and origin (`cli.jqmode.definition_policy`)."""
 
 
-@dataclass(frozen=True)
-class ResolvedWorkload:
+class ResolvedWorkload(msgspec.Struct, frozen=True):
     """One workload of the input resolved through its definition.
 
     `label` names it in messages (the manifest's file and document, or `Kind/name` for a live object); `origin` is
@@ -59,15 +59,13 @@ class ResolvedWorkload:
     notes: tuple[str, ...] = ()  # what the command should warn about it (a referenced object not found)
 
 
-@dataclass(frozen=True)
-class Untyped:
+class Untyped(msgspec.Struct, frozen=True):
     """A document without an apiVersion and kind: there is nothing to find its definition by."""
 
     manifest: Manifest
 
 
-@dataclass(frozen=True)
-class Uncovered:
+class Uncovered(msgspec.Struct, frozen=True):
     """A document no definition covers; `referenced_by` names the workload of the input that refers to it (a
     TrainJob's runtime), which is then not a workload to warn about."""
 
@@ -75,16 +73,14 @@ class Uncovered:
     referenced_by: str | None = None
 
 
-@dataclass(frozen=True)
-class Failed:
+class Failed(msgspec.Struct, frozen=True):
     """A document its definition does not resolve (an invalid definition, or an object of another kind)."""
 
     manifest: Manifest
     error: ResolveError
 
 
-@dataclass(frozen=True)
-class Duplicate:
+class Duplicate(msgspec.Struct, frozen=True):
     """A document naming the same object as an earlier one of the input (same group, kind, namespace and name):
     described once, at its first occurrence (`first` is that one's label)."""
 

@@ -9,9 +9,10 @@ total under -o tree.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from workload_map.cli.context import state
 from workload_map.cli.pipeline import ResolvedWorkload
@@ -181,8 +182,7 @@ def _unread(workload: ResolvedWorkload) -> tuple[tuple[str, ...], frozenset[tupl
     return tuple(empty), frozenset(missing)
 
 
-@dataclass(frozen=True)
-class Described:
+class Described(msgspec.Struct, frozen=True):
     """A view to print, and what the tree says about where it came from."""
 
     view: WorkloadView

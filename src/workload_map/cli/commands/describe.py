@@ -13,10 +13,10 @@ grand total under -o tree. See docs/cli.md.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import click
+import msgspec
 
 from workload_map.catalog import DefinitionRegistry
 from workload_map.cli.complete_args import complete_target
@@ -67,8 +67,7 @@ NO_DEFINITION_HINT = (
 MAX_SKIPPED_LISTED = 10
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(msgspec.Struct, frozen=True):
     """A document that could not be described: the exit code it means, a message, and the machine error object."""
 
     manifest: Manifest
@@ -79,12 +78,13 @@ class Problem:
     uncovered: bool = False
 
 
-@dataclass
-class Outcome:
-    described: list[Described] = field(default_factory=list)
-    skipped: list[tuple[Manifest, str]] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    unread: list[str] = field(default_factory=list)  # workloads none of whose pod-holding components could be read
+class Outcome(msgspec.Struct):
+    described: list[Described] = msgspec.field(default_factory=list)
+    skipped: list[tuple[Manifest, str]] = msgspec.field(default_factory=list)
+    problems: list[Problem] = msgspec.field(default_factory=list)
+    unread: list[str] = msgspec.field(
+        default_factory=list
+    )  # workloads none of whose pod-holding components could be read
 
 
 # --- resolving ----------------------------------------------------------------------------------------------

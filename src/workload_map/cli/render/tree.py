@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from workload_map.cli.render import hints
 from workload_map.cli.render.fmt import accelerator_labels, accelerators_text, age, cpu_text, memory_text
@@ -42,8 +43,7 @@ UNICODE_GLYPHS = ("├── ", "└── ", "│   ", "    ")
 MAX_NODES_SHOWN = 3
 
 
-@dataclass(frozen=True)
-class TreeOptions:
+class TreeOptions(msgspec.Struct, frozen=True):
     pod_limit: int = 0
     component_limit: int = 0
     width: int = 80
@@ -51,8 +51,7 @@ class TreeOptions:
     now: datetime.datetime | None = None
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(msgspec.Struct, frozen=True):
     """What the renderer is told besides the view: where a file-mode workload came from, whether its manifest
     carried a status, and the version its definition was written for when it is another version (fallback)."""
 
@@ -65,18 +64,17 @@ class Origin:
     # (component, instance id; "" for a single instance) of pod-bearing instances without a pod template
     no_pod_template: frozenset[tuple[str, str]] = frozenset()
     # component name -> what the text calls it (the definition's workloadmap.io/display-names)
-    display_names: Mapping[str, str] = field(default_factory=dict)
+    display_names: Mapping[str, str] = msgspec.field(default_factory=dict)
     # (component, instance id) -> the objects of its kind an instance stands for (workloadmap.io/copies)
-    copies: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    copies: Mapping[tuple[str, str], int] = msgspec.field(default_factory=dict)
     # (component, instance id) -> the heading it is shown under (workloadmap.io/groups)
-    groups: Mapping[tuple[str, str], Group] = field(default_factory=dict)
+    groups: Mapping[tuple[str, str], Group] = msgspec.field(default_factory=dict)
 
 
 # --- entries of the tree ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(msgspec.Struct, frozen=True):
     kind: str  # "component", "pod", "note", "unclaimed"
     component: Row | None = None
     pod: PodView | None = None
