@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Final
+
+import msgspec
 
 from workload_map._regex import LazyPattern
 
@@ -149,8 +150,7 @@ def _string_map(
     return found, problems
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceAlias:
+class ResourceAlias(msgspec.Struct, frozen=True):
     """How one framework key is counted: as `name` (None: not a resource), or as the resource its sibling key
     `name_from` names (falling back to `name`), or (`entries`) as a map of resource names to quantities."""
 
@@ -167,11 +167,10 @@ class ResourceAlias:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceAliases:
+class ResourceAliases(msgspec.Struct, frozen=True):
     """A definition's resource conventions: key aliases, and whether CR-level resources are one flat list."""
 
-    aliases: Mapping[str, ResourceAlias] = field(default_factory=dict)
+    aliases: Mapping[str, ResourceAlias] = msgspec.field(default_factory=dict)
     flat: bool = False
 
     def __bool__(self) -> bool:

@@ -16,10 +16,10 @@ import math
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+import msgspec
 import yaml
 
 from workload_map._io import InputError, read_input_text
@@ -123,8 +123,7 @@ class DocumentError(WorkloadMapError, ValueError):
         return self.source if self.index is None else f"{self.source} (document {self.index + 1})"
 
 
-@dataclass(frozen=True)
-class Document:
+class Document(msgspec.Struct, frozen=True):
     """One parsed document of a stream, with where it came from (for messages)."""
 
     source: str

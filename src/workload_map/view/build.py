@@ -19,8 +19,9 @@ Counting rules:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from workload_map.errors import ArgumentTypeError
 from workload_map.model import UNDEFINED
@@ -36,8 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["build_view"]
 
 
-@dataclass(slots=True)
-class _Totals:
+class _Totals(msgspec.Struct):
     desired: int
     current: int | None
     ready: int | None
