@@ -1,5 +1,5 @@
 """The built-in AppWrapper definition: its pod sets (declared, cached by the controller in the status, or inferred
-as the webhook's InferPodSets does), each template read at the pod set's path inside the wrapped object (and
+as InferPodSets does), each template read at the pod set's path inside the wrapped object (and
 written back there), and the pods placed by the labels their wrapped framework sets; a pod whose pod set cannot be
 read is listed unclaimed, never counted in another pod set."""
 
@@ -62,7 +62,7 @@ def test_without_status_the_pod_sets_are_inferred_as_the_webhook_does() -> None:
 
 
 def test_declared_pod_sets_win_and_name_their_role_by_the_path() -> None:
-    # samples/wrapped-leader-worker-set.yaml declares its pod sets (LWS is not a kind the webhook infers).
+    # samples/wrapped-leader-worker-set.yaml declares its pod sets (LWS is not a kind InferPodSets knows).
     obj = yaml.safe_load(
         """
 apiVersion: workload.codeflare.dev/v1beta2
