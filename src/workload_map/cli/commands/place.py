@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from workload_map.cli.clusters import ClusterAnswer, context_names, each_cluster
+from workload_map.cli.clusters import CURRENT, ClusterAnswer, context_names, each_cluster
 from workload_map.cli.complete_args import complete_target
 from workload_map.cli.context import State, state
 from workload_map.cli.definitions_source import build_registry
@@ -109,7 +109,7 @@ def place(
     answers = each_cluster(connection, ask, contexts=contexts, chunk_size=chunk_size)
     for answer in answers:
         if answer.error is not None:
-            report.warn(f"cluster {answer.context or '(current context)'}: {answer.error}")
+            report.warn(f"cluster {answer.context or CURRENT}: {answer.error}")
         elif answer.value is not None:
             for note in answer.value.notes:
                 report.warn(f"cluster {answer.value.cluster}: {note}")
@@ -201,7 +201,7 @@ def _document(
         if answer.value is not None:
             clusters[answer.value.cluster] = answer.value.to_dict()
         else:
-            clusters[answer.context or "(current context)"] = {"error": answer.error}
+            clusters[answer.context or CURRENT] = {"error": answer.error}
     return {
         "workloads": workloads,
         "ranked": [placement.cluster for placement in ranked if placement.fits],
@@ -227,7 +227,7 @@ def _table(ranked: list[ClusterPlacement], answers: list[ClusterAnswer[ClusterPl
             table.append([seg(safe_text(placement.cluster)), seg("no", "error"), seg("-"), seg("-"), seg(reason)])
     for answer in answers:
         if answer.error is not None:
-            name = safe_text(answer.context or "(current context)")
+            name = safe_text(answer.context or CURRENT)
             table.append([seg(name), seg("?", "warn"), seg("-"), seg("-"), seg(f"not read: {safe_text(answer.error)}")])
     out = state().stdout
     write_lines(align(table, padding=3), out, color=state().color(out))
