@@ -17,7 +17,7 @@ import jq as libjq
 import pytest
 import yaml
 
-from workload_map.jq import Document, EvaluationPolicy, JqError, JqRuntimeError, convert, engine, evaluate
+from workload_map.jq import Document, EvaluationPolicy, JqError, JqRuntimeError, convert, engine, evaluate, fastpath
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFINITIONS = ROOT / "src" / "workload_map" / "catalog" / "definitions"
@@ -265,3 +265,18 @@ def test_catalog_expressions_on_recorded_operator_objects_give_what_plain_libjq_
             assert _ours(result) == _reference(expr, obj), (slug, expr)
             checked += 1
     assert checked >= 200
+
+
+def test_a_plain_path_the_compiled_tree_holds_is_answered_from_that_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    tried: list[str] = []
+    original = fastpath.compile_fast_raw
+
+    def counted(expr: str) -> Any:
+        tried.append(expr)
+        return original(expr)
+
+    monkeypatch.setattr(fastpath, "compile_fast_raw", counted)
+    obj = {"status": {"phase": "Running", "ready": 2.0}, "spec": {"name": "x"}}
+    found = Document(obj).evaluate_many([".status == null", ".status.phase", ".status.ready", ".spec.name"])
+    assert found == [[False], ["Running"], [2], ["x"]]
+    assert tried == [".spec.name"]  # `.status == null` keeps all of `.status` on the tree

@@ -22,6 +22,7 @@ policy=...)`; default: `INPROCESS`). A policy's recorder is told of every stop a
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Generator, Sequence
 from typing import Any, NamedTuple, TypeVar
@@ -144,12 +145,14 @@ class Document:
             (fast if python else slow).append(index)
         if fast:
             # a plain path that gives only scalars reads the caller's object in place (it looks at nothing but the
-            # containers on its way); the others, and the compiled closures, share one normalised tree of what
-            # they read, so outputs that overlap (a pod template and its containers) are converted once
+            # containers on its way) unless the tree the compiled closures need holds what it reads anyway; the
+            # others share that one normalised tree, so outputs that overlap (a pod template and its containers)
+            # are converted once
+            in_place = _in_place_plan(tuple(exprs), closures)
             on_tree: list[int] = []
             for index in fast:
                 info = compiled[index]
-                found = self._run_in_place(info, max_results) if info.fast is not None else None
+                found = self._run_in_place(info, max_results) if index in in_place else None
                 if found is None:
                     on_tree.append(index)
                 else:
@@ -290,6 +293,26 @@ def _union(roots: Any) -> Roots | None:
 
 _INT64 = 2**63
 _SAFE = 2**53
+
+
+@functools.lru_cache(maxsize=1024)
+def _in_place_plan(exprs: tuple[str, ...], closures: bool) -> frozenset[int]:
+    """The plain paths of a batch worth trying on the object in place: those whose reads the compiled closures'
+    normalised tree does not already hold (a path under a subtree it keeps whole is answered from the tree at no
+    extra conversion, so trying it in place first would only add a walk). Static: cached per batch."""
+    infos = [engine.compile_expression(expr) for expr in exprs]
+    tree: set[tuple[str | int | None, ...]] = set()
+    for info in infos:
+        if info.fast is None and closures and info.compiled is not None:
+            if info.roots is None:
+                return frozenset()  # the closures read the whole object: every path is on the tree
+            tree |= info.roots
+    return frozenset(
+        index
+        for index, info in enumerate(infos)
+        if info.fast is not None
+        and (info.roots is None or not all(any(root[: len(kept)] == kept for kept in tree) for root in info.roots))
+    )
 
 
 def _run_fast(info: engine.Compiled, tree: Any, max_results: int) -> list[Any] | JqError:
