@@ -39,7 +39,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -228,27 +228,32 @@ def _rows_of(label: str, result: Compared, unit_items: int) -> list[dict[str, An
 
 
 def _linear(label: str, results: dict[int, Compared], unit: str) -> list[dict[str, Any]]:
-    """Per-item cost at the largest size over the cost at the smallest non-empty one, each over the empty run."""
+    """Per-item cost at the largest size against the cost at the smallest non-empty one, each over the empty run
+    (wall and CPU in microseconds, RSS in KiB, per item; the ratio is 1 when growth is linear)."""
     sizes = sorted(size for size in results if size > 0)
     if 0 not in results or len(sizes) < 2:
         return []
     small, large = sizes[0], sizes[-1]
+    metrics: tuple[tuple[str, str, Callable[[Sample], float]], ...] = (
+        ("wall", "us", lambda s: s.wall * 1e6),
+        ("CPU", "us", lambda s: s.cpu * 1e6),
+        ("RSS", "KiB", lambda s: float(s.rss_kib)),
+    )
     out = []
-    for metric, get in (("wall", lambda s: s.wall), ("CPU", lambda s: s.cpu), ("RSS", lambda s: s.rss_kib)):
-        for tool, pick in (("wmap", lambda c: c.wmap), ("kli", lambda c: c.kli)):
-            empty, lo, hi = (pick(results[size]) for size in (0, small, large))
-            if empty is None or lo is None or hi is None:
+    for metric, unit_name, get in metrics:
+        for tool in ("wmap", "kli"):
+            picked = [getattr(results[size], tool) for size in (0, small, large)]
+            if any(sample is None for sample in picked):
                 continue
-            per_small = (get(lo) - get(empty)) / small
-            per_large = (get(hi) - get(empty)) / large
+            empty, lo, hi = picked
             out.append(
                 row(
-                    f"{label} ({tool}): {metric} per {unit} at {large:,} over at {small:,} (linear = 1)",
-                    per_large,
-                    per_small,
+                    f"{label} ({tool}): {metric} per {unit} at {large:,} (vs at {small:,}; linear = 1)",
+                    (get(hi) - get(empty)) / large,
+                    (get(lo) - get(empty)) / small,
                     None,
-                    "per item",
-                    digits=3,
+                    f"{unit_name}/{unit}",
+                    digits=2,
                 )
             )
     return out
