@@ -57,9 +57,8 @@ def connection_from_params(params: Mapping[str, Any]) -> ConnectionOptions:
     if "contexts" in values:
         contexts = tuple(values.pop("contexts") or ())
         values["context"] = contexts[0] if contexts else None
-    for key in ("impersonate_groups",):
-        if key in values:
-            values[key] = tuple(values[key] or ())
+    if "impersonate_groups" in values:  # click hands a repeatable option over as a list while completing
+        values["impersonate_groups"] = tuple(values["impersonate_groups"] or ())
     kept = {key: value for key, value in values.items() if key in fields and value is not None}
     return ConnectionOptions(**kept)
 
