@@ -32,6 +32,7 @@ NOT_IN_DESCRIBE = (
     "workload_map.pods",  # a file's workload has no pods to attribute
     "workload_map.gang",
     "workload_map.cluster",
+    "workload_map.jq.safety",  # the static safety check is the validator's
     "workload_map.jq.worker",  # catalog expressions run in process
     "workload_map.jq.aio",
     "workload_map.asyncio",

@@ -14,6 +14,8 @@ docs/jq.md; differences from upstream in docs/compatibility.md.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from workload_map.jq.document import Document, assign, assign_each, evaluate, paths
 from workload_map.jq.engine import MAX_RESULTS
 from workload_map.jq.errors import (
@@ -26,7 +28,9 @@ from workload_map.jq.errors import (
 )
 from workload_map.jq.parser import parse
 from workload_map.jq.policy import INPROCESS, EvaluationPolicy, StopRecorder
-from workload_map.jq.safety import check_safety, require_safe
+
+if TYPE_CHECKING:
+    from workload_map.jq.safety import check_safety, require_safe
 
 __all__ = [
     "INPROCESS",
@@ -48,3 +52,12 @@ __all__ = [
     "paths",
     "require_safe",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # the static safety check is the validator's (and callers'): evaluating never needs it (issue 19: start-up)
+    if name in ("check_safety", "require_safe"):
+        from workload_map.jq import safety
+
+        return getattr(safety, name)
+    raise AttributeError(f"module 'workload_map.jq' has no attribute {name!r}")
