@@ -64,3 +64,22 @@ def test_a_runtime_not_given_is_a_warning_and_the_trainjob_is_shown_alone(tmp_pa
     gang = invoke(["gang", "-f", str(TRAINJOB), "-f", str(RUNTIME)], home=tmp_path)
     assert gang.code == 0, gang.stderr
     assert "no definition covers" not in gang.stderr
+
+
+def test_gang_and_place_take_the_runtime_with_with_too(tmp_path: Path) -> None:
+    missing = invoke(["gang", "-f", str(TRAINJOB)], home=tmp_path)
+    assert missing.code == 0, missing.stderr
+    assert "reference runtime: ClusterTrainingRuntime torch-distributed is not in the input" in missing.stderr
+    given = invoke(["gang", "-f", str(TRAINJOB), "--with", str(RUNTIME)], home=tmp_path)
+    assert given.code == 0, given.stderr
+    assert "reference runtime" not in given.stderr
+    gone = ("--server", "https://127.0.0.1:9", "--token", "x", "--request-timeout", "5s")
+    place = invoke(["place", "-f", str(TRAINJOB), "--with", str(RUNTIME), *gone], home=tmp_path)
+    assert place.code == 1  # the only cluster cannot be reached; the workload was read with its runtime
+    assert "reference runtime" not in place.stderr
+    assert "error: no cluster could be read" in place.stderr
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: [\n")
+    unreadable = invoke(["describe", "-f", str(TRAINJOB), "--with", str(bad)], home=tmp_path)
+    assert unreadable.code == 2  # read as -f is: a file none of whose documents is YAML
+    assert f"error: {bad} (document 1): invalid YAML at line 3" in unreadable.stderr

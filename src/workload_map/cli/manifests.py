@@ -264,3 +264,12 @@ def _list_items(value: Any) -> list[Any] | None:
     if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
         return items
     return None
+
+
+def related_objects(inputs: Sequence[str]) -> tuple[list[dict[str, Any]], list[DocumentError]]:
+    """The objects of the `--with` inputs (read as `read_manifests` reads `-f`), and the documents that could not
+    be read (the caller names them; the run then ends with exit 1)."""
+    if not inputs:
+        return [], []
+    given = read_manifests(inputs)
+    return [manifest.value for manifest in given.documents if isinstance(manifest.value, dict)], list(given.bad)

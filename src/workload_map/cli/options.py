@@ -132,6 +132,20 @@ def manifest_files_option(help_text: str) -> Callable[[F], F]:
     )
 
 
+def with_files_option(f: F) -> F:
+    """`--with FILE|DIR|-` (repeatable, into `with_files`): objects the workloads refer to (a TrainJob's runtime,
+    docs/definitions.md "Cross-object references"), read for their content and not described themselves."""
+    return click.option(
+        "--with",
+        "with_files",
+        multiple=True,
+        metavar="FILE|DIR|-",
+        type=click.Path(),
+        help="Objects the workloads refer to (a TrainJob's TrainingRuntime), read for their roles and not described "
+        "themselves. Repeatable.",
+    )(f)
+
+
 # --- --definitions ------------------------------------------------------------------------------------------
 
 

@@ -31,7 +31,7 @@ from workload_map.cli.errors import (
     UsageError,
 )
 from workload_map.cli.jqmode import definition_policy
-from workload_map.cli.manifests import NOT_WORKLOADS, Manifest, Manifests, read_manifests
+from workload_map.cli.manifests import NOT_WORKLOADS, Manifest, Manifests, read_manifests, related_objects
 from workload_map.cli.options import (
     ConnectionOptions,
     OutputSpec,
@@ -43,6 +43,7 @@ from workload_map.cli.options import (
     output_option,
     pod_limit_option,
     resolve_output,
+    with_files_option,
 )
 from workload_map.cli.pipeline import (
     Duplicate,
@@ -250,15 +251,7 @@ Examples:
 @manifest_files_option(
     "Manifest(s) to describe: a file, a directory (*.yaml, *.yml, *.json, recursively), or - for stdin. Repeatable."
 )
-@click.option(
-    "--with",
-    "with_files",
-    multiple=True,
-    metavar="FILE|DIR|-",
-    type=click.Path(),
-    help="Objects the workloads refer to (a TrainJob's TrainingRuntime), read for their roles and not described "
-    "themselves. Repeatable.",
-)
+@with_files_option
 @output_option(OUTPUT)
 @definitions_option
 @pod_limit_option
@@ -353,11 +346,9 @@ def describe(
 
 
 def _related(paths: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The objects of the `--with` files (a document that cannot be read is named, and the run ends with exit 1
-    once the rest is described)."""
-    if not paths:
-        return []
-    given = read_manifests(paths)
-    for bad in given.bad:
-        state().partial(str(bad))
-    return [manifest.value for manifest in given.documents if isinstance(manifest.value, dict)]
+    """The objects of the `--with` inputs; a document that cannot be read is named, and the run ends with exit 1
+    once the rest is described."""
+    objects, bad = related_objects(paths)
+    for problem in bad:
+        state().partial(str(problem))
+    return objects

@@ -21,11 +21,11 @@ import click
 from workload_map.catalog import DefinitionRegistry
 from workload_map.cli.complete_args import complete_target
 from workload_map.cli.config import ENV_OUTPUT
-from workload_map.cli.context import Reporter, state
+from workload_map.cli.context import Reporter, State, state
 from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import CLIError, NoDefinition, UsageError
 from workload_map.cli.jqmode import definition_policy
-from workload_map.cli.manifests import Manifest, read_manifests
+from workload_map.cli.manifests import Manifest, read_manifests, related_objects
 from workload_map.cli.options import (
     ConnectionOptions,
     OutputSpec,
@@ -35,6 +35,7 @@ from workload_map.cli.options import (
     manifest_files_option,
     output_option,
     resolve_output,
+    with_files_option,
 )
 from workload_map.cli.pipeline import (
     Duplicate,
@@ -116,14 +117,26 @@ def _scope_pods(
     return scoped
 
 
+def _related(paths: tuple[str, ...], report: State) -> list[dict[str, Any]]:
+    """The `--with` objects (a document that cannot be read is named, and the run ends with exit 1)."""
+    objects, bad = related_objects(paths)
+    for problem in bad:
+        report.partial(str(problem))
+    return objects
+
+
 def _resolve_all(
-    manifests: Sequence[Manifest], registry: DefinitionRegistry, report: Reporter
+    manifests: Sequence[Manifest],
+    registry: DefinitionRegistry,
+    report: Reporter,
+    related: Sequence[Mapping[str, Any]] = (),
 ) -> list[ResolvedWorkload]:
     """The covered workloads of the input (`cli.pipeline`), each under its definition's jq policy (chosen by the
-    definition's origin); uncovered workloads go to `report`, or are the error when nothing is covered."""
+    definition's origin), with the objects they refer to from the input or `related`; uncovered workloads go to
+    `report`, or are the error when nothing is covered."""
     found: list[ResolvedWorkload] = []
     uncovered: list[Manifest] = []
-    for item in from_manifests(manifests, registry, definition_policy):
+    for item in from_manifests(manifests, registry, definition_policy, related):
         if isinstance(item, Failed):
             raise CLIError(f"{item.manifest.label}: {item.error}")
         if isinstance(item, Uncovered):
@@ -225,6 +238,7 @@ Examples:
     is_flag=True,
     help="--format volcano: the gang's sub-groups as subGroupPolicy (Volcano >= 1.14) instead of minTaskMember.",
 )
+@with_files_option
 @definitions_option
 @cache_dir_option
 @connection_options
@@ -242,6 +256,7 @@ def gang(
     workload_api_version: str,
     volcano_sub_groups: bool,
     definition_paths: tuple[str, ...],
+    with_files: tuple[str, ...] = (),
     cache_dir: str | None = None,
     connection: ConnectionOptions | None = None,
 ) -> None:
@@ -270,11 +285,12 @@ def gang(
                 cache_dir=cache_dir,
                 definition_paths=definition_paths,
                 pod_files=pod_files,
+                related=_related(with_files, state()),
             )
             return
         raise UsageError("nothing to plan: give -f FILE, a directory, or - for stdin")
-    if [*files, *pod_files, *definition_paths].count("-") > 1:
-        raise UsageError("only one of -f, --pods and --definitions can read stdin (-)")
+    if [*files, *pod_files, *definition_paths, *with_files].count("-") > 1:
+        raise UsageError("only one of -f, --pods, --with and --definitions can read stdin (-)")
     output_format = _output_format(output, fmt)
     report = state()
     _warn_unused(options, report)
@@ -285,7 +301,7 @@ def gang(
     if not manifests.documents:
         raise UsageError(f"{', '.join(files)}: no documents (the input is empty)", hint="-f reads Kubernetes manifests")
     registry = build_registry(definition_paths, report=report)
-    workloads = _resolve_all(manifests.documents, registry, report)
+    workloads = _resolve_all(manifests.documents, registry, report, _related(with_files, report))
     scoped: list[list[dict[str, Any]] | None] = [None] * len(workloads)
     if pod_files:
         pods, owners = _pods_and_owners(pod_files)

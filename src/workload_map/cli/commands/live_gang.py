@@ -8,10 +8,13 @@ LIST, one metadata LIST per owner kind); the pods whose owner chain reaches the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError, UsageError
 from workload_map.cli.jqmode import definition_policy
-from workload_map.cli.live import live_session, parse_target, translate_errors
+from workload_map.cli.live import live_session, parse_target, referenced_objects, translate_errors
 from workload_map.cli.options import ConnectionOptions
 from workload_map.cli.pipeline import from_live
 from workload_map.cli.plans import GangOptions, gang_documents, write_documents
@@ -27,6 +30,7 @@ def gang_live(
     cache_dir: str | None,
     definition_paths: tuple[str, ...],
     pod_files: tuple[str, ...] = (),
+    related: Sequence[Mapping[str, Any]] = (),
 ) -> None:
     if pod_files:
         raise UsageError("--pods is for -f: a live workload's pods are read from the cluster")
@@ -39,7 +43,8 @@ def gang_live(
         for message in live.warnings:
             state().warn(message)
         try:
-            workload = from_live(live, f"{rtype.kind}/{name}", definition_policy)
+            found = referenced_objects(session.cluster, live, related)  # what its definition refers to
+            workload = from_live(live, f"{rtype.kind}/{name}", definition_policy, related=found)
         except ResolveError as exc:
             raise CLIError(f"{rtype.kind}/{name}: {exc}") from None
         documents = gang_documents(workload, live.owned_pods(), options, state())

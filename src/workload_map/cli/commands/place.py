@@ -23,7 +23,7 @@ from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import CLIError, NoDefinition, UsageError
 from workload_map.cli.jqmode import definition_policy
 from workload_map.cli.live import live_session, parse_target, referenced_objects, translate_errors
-from workload_map.cli.manifests import read_manifests
+from workload_map.cli.manifests import read_manifests, related_objects
 from workload_map.cli.options import (
     ConnectionOptions,
     OutputSpec,
@@ -33,6 +33,7 @@ from workload_map.cli.options import (
     multi_cluster_options,
     output_option,
     resolve_output,
+    with_files_option,
 )
 from workload_map.cli.pipeline import Duplicate, Failed, ResolvedWorkload, Uncovered, from_live, from_manifests
 from workload_map.cli.plans import gang_plan_of
@@ -70,6 +71,7 @@ Examples:
 @click.command(help=_HELP, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("args", nargs=-1, metavar="[TYPE/NAME]", shell_complete=complete_target)
 @manifest_files_option("Workload manifests to place (a file, a directory, or - for stdin).")
+@with_files_option
 @click.option("--topology-key", metavar="LABEL", help="Keep each gang on nodes sharing one value of this node label.")
 @chunk_size_option
 @output_option(OUTPUT)
@@ -79,6 +81,7 @@ def place(
     *,
     args: tuple[str, ...],
     files: tuple[str, ...],
+    with_files: tuple[str, ...],
     topology_key: str | None,
     chunk_size: int,
     output: str | None,
@@ -92,7 +95,12 @@ def place(
         raise UsageError("nothing to place: give -f FILE, or TYPE/NAME", hint="e.g. wmap place -f lws.yaml")
     contexts = context_names(connection)
     report = state()
-    plans = _plans_from_files(files, definition_paths, report) if files else _plan_live(args, contexts, connection)
+    related = _related(with_files, report)
+    plans = (
+        _plans_from_files(files, definition_paths, related, report)
+        if files
+        else _plan_live(args, contexts, connection, related)
+    )
     workloads = [_label(gang_plan) for gang_plan in plans]
     if not any(p.roles if isinstance(p, PodByPod) else p.gangs for p in plans):
         raise CLIError(
@@ -150,15 +158,23 @@ def _owned(workload: ResolvedWorkload) -> bool:
     return isinstance(owners, list) and any(isinstance(ref, dict) and ref.get("controller") is True for ref in owners)
 
 
+def _related(paths: tuple[str, ...], report: State) -> list[dict[str, Any]]:
+    """The `--with` objects (a document that cannot be read is named, and the run ends with exit 1)."""
+    objects, bad = related_objects(paths)
+    for problem in bad:
+        report.partial(str(problem))
+    return objects
+
+
 def _plans_from_files(
-    files: tuple[str, ...], definition_paths: tuple[str, ...], report: State
+    files: tuple[str, ...], definition_paths: tuple[str, ...], related: list[dict[str, Any]], report: State
 ) -> list[GangPlan | PodByPod]:
     manifests = read_manifests(files)
     for bad in manifests.bad:
         report.partial(str(bad))
     registry = build_registry(definition_paths, report=report)
     found: list[ResolvedWorkload] = []
-    for item in from_manifests(manifests.documents, registry, definition_policy):
+    for item in from_manifests(manifests.documents, registry, definition_policy, related):
         if isinstance(item, Failed):
             raise CLIError(f"{item.manifest.label}: {item.error}")
         if isinstance(item, Uncovered):
@@ -176,7 +192,7 @@ def _plans_from_files(
 
 
 def _plan_live(
-    args: tuple[str, ...], contexts: Sequence[str], connection: ConnectionOptions
+    args: tuple[str, ...], contexts: Sequence[str], connection: ConnectionOptions, given: list[dict[str, Any]]
 ) -> list[GangPlan | PodByPod]:
     token, name = parse_target(args, name_required=True, command="place")
     assert name is not None
@@ -186,7 +202,7 @@ def _plan_live(
         with translate_errors():
             live = session.cluster.fetch_workload(rtype, name, namespace=session.namespace)
         try:  # the objects its definition refers to (a TrainJob's runtime: its roles), one GET each
-            related = referenced_objects(session.cluster, live)
+            related = referenced_objects(session.cluster, live, given)
             workload = from_live(live, f"{rtype.kind}/{name}", definition_policy, related=related)
         except ResolveError as exc:
             raise CLIError(f"{rtype.kind}/{name}: {exc}") from None
