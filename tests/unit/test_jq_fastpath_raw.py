@@ -10,7 +10,9 @@ Test design: hypothesis generates objects that mix plain JSON with those values,
 plain-path expressions from the fast-path grammar (the generator of tests/unit/test_jq_fastpath.py). For each,
 `Document(obj).evaluate_many` must equal `compile_fast` on `convert.normalize(obj)` (the path it replaces, itself
 proven equal to libjq there): the same outputs, with the same types and key order, or the same error message.
-Fixed cases pin each non-plain value and the outputs' independence from the caller's object.
+Fixed cases pin each non-plain value and the outputs' independence from the caller's object. The Document's hint
+(a path seen to give containers goes to the normalised tree first) is cleared before each case, so every case is
+walked in place.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.test_jq_fastpath import RECORDED_PATHS, _expression, _keys, _path, _recorded_objects
-from workload_map.jq import Document, JqError, convert
+from workload_map.jq import Document, JqError, convert, document
 from workload_map.jq.fastpath import NotPlainError, compile_fast, compile_fast_raw
 
 
@@ -99,6 +101,7 @@ def _reference(expr: str, obj: Any) -> tuple[str, str]:
 
 
 def _in_place(expr: str, obj: Any) -> tuple[str, str]:
+    document._GIVES_CONTAINERS.clear()  # a path seen to give containers skips the in-place walk: not here
     try:
         result = Document(obj).evaluate_many([expr])[0]
     except TypeError as exc:
@@ -168,3 +171,21 @@ def test_an_error_carries_the_normalised_message() -> None:
     result = Document({"a": {"b": 2.0}}).evaluate_many([".a.b[]"])[0]
     assert isinstance(result, JqError)
     assert result.message == "Cannot iterate over number (2)"
+
+
+def test_a_path_seen_to_give_containers_goes_to_the_tree_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    document._GIVES_CONTAINERS.clear()
+    walked: list[str] = []
+    original = document.fastpath.compile_fast_raw
+
+    def counted(expr: str) -> Any:
+        walked.append(expr)
+        return original(expr)
+
+    monkeypatch.setattr(document.fastpath, "compile_fast_raw", counted)
+    obj = {"spec": {"template": {"b": 1.0, "a": 2}, "name": "x"}}
+    for _ in range(3):
+        assert Document(obj).evaluate_many([".spec.template", ".spec.name"]) == [[{"a": 2, "b": 1}], ["x"]]
+        assert Document(obj).evaluate(".spec.template") == [{"a": 2, "b": 1}]
+    # walked in place once (it gave a container), then answered from the tree; the scalar path every time
+    assert walked == [".spec.template", ".spec.name", ".spec.name", ".spec.name"]

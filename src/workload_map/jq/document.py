@@ -100,7 +100,7 @@ class Document:
         """All outputs of `expr` in order; raises the JqError (placed at `field_path` when given)."""
         if self.policy.stops is None and type(expr) is str:  # no recorder to ask: a plain path may answer at once
             info = engine.compile_expression(expr)
-            if info.fast is not None:
+            if info.fast is not None and expr not in _GIVES_CONTAINERS:
                 found = self._run_in_place(info, max_results)
                 if type(found) is list:
                     return found
@@ -145,10 +145,11 @@ class Document:
             (fast if python else slow).append(index)
         if fast:
             # a plain path that gives only scalars reads the caller's object in place (it looks at nothing but the
-            # containers on its way) unless the tree the compiled closures need holds what it reads anyway; the
-            # others share that one normalised tree, so outputs that overlap (a pod template and its containers)
-            # are converted once
-            in_place = _in_place_plan(tuple(exprs), closures)
+            # containers on its way) unless the normalised tree the others need holds what it reads anyway; the
+            # others (the compiled closures, and the plain paths seen to give containers) share that one tree, so
+            # outputs that overlap (a pod template and its containers) are converted once
+            gives_containers = frozenset(expr for expr in exprs if expr in _GIVES_CONTAINERS)
+            in_place = _in_place_plan(tuple(exprs), closures, gives_containers)
             on_tree: list[int] = []
             for index in fast:
                 info = compiled[index]
@@ -194,6 +195,10 @@ class Document:
             if kind is str or kind is bool or output is None or (kind is int and -_INT64 <= output < _INT64):
                 continue
             if kind is not float or not math.isfinite(output):
+                if kind is dict or kind is list:
+                    if len(_GIVES_CONTAINERS) >= _HINTS_MAX:
+                        _GIVES_CONTAINERS.clear()
+                    _GIVES_CONTAINERS.add(info.expression)
                 return None
             if output.is_integer() and -_SAFE < output < _SAFE:
                 outputs[position] = int(output)
@@ -296,23 +301,32 @@ _SAFE = 2**53
 
 
 @functools.lru_cache(maxsize=1024)
-def _in_place_plan(exprs: tuple[str, ...], closures: bool) -> frozenset[int]:
-    """The plain paths of a batch worth trying on the object in place: those whose reads the compiled closures'
-    normalised tree does not already hold (a path under a subtree it keeps whole is answered from the tree at no
-    extra conversion, so trying it in place first would only add a walk). Static: cached per batch."""
+def _in_place_plan(exprs: tuple[str, ...], closures: bool, gives_containers: frozenset[str]) -> frozenset[int]:
+    """The plain paths of a batch worth trying on the object in place: those whose reads the normalised tree does
+    not already hold. The tree holds what the compiled closures read and what the plain paths in
+    `gives_containers` read (a path under a subtree it keeps whole is answered from the tree at no extra
+    conversion, so trying it in place first would only add a walk). Cached per batch and set of such paths."""
     infos = [engine.compile_expression(expr) for expr in exprs]
     tree: set[tuple[str | int | None, ...]] = set()
     for info in infos:
-        if info.fast is None and closures and info.compiled is not None:
+        if (info.fast is None and closures and info.compiled is not None) or info.expression in gives_containers:
             if info.roots is None:
-                return frozenset()  # the closures read the whole object: every path is on the tree
+                return frozenset()  # the tree is the whole object: every path is answered from it
             tree |= info.roots
     return frozenset(
         index
         for index, info in enumerate(infos)
         if info.fast is not None
+        and info.expression not in gives_containers
         and (info.roots is None or not all(any(root[: len(kept)] == kept for kept in tree) for root in info.roots))
     )
+
+
+_GIVES_CONTAINERS: set[str] = set()
+"""Plain paths seen to output a container (a pod template, conditions) when tried in place: a hint, not a fact
+(the same path may give a scalar on another object), so such a path goes to the tree first next time instead of
+being walked twice. Speed only: either way the outputs are the same. Bounded (cleared past `_HINTS_MAX`)."""
+_HINTS_MAX = 4096
 
 
 def _run_fast(info: engine.Compiled, tree: Any, max_results: int) -> list[Any] | JqError:
