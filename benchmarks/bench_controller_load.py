@@ -302,6 +302,7 @@ def _memory_rows(server: Any, kubeconfig: str) -> list[dict[str, Any]]:
         def make(index: int) -> None:
             body = copy.deepcopy(workload)
             body["metadata"]["name"] = f"web-{index}"
+            body["metadata"]["namespace"] = full
             kube.post(f"/apis/apps/v1/namespaces/{full}/deployments", json=body).raise_for_status()
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
