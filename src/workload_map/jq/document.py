@@ -148,7 +148,7 @@ class Document:
             # containers on its way) unless the normalised tree the others need holds what it reads anyway; the
             # others (the compiled closures, and the plain paths seen to give containers) share that one tree, so
             # outputs that overlap (a pod template and its containers) are converted once
-            gives_containers = frozenset(expr for expr in exprs if expr in _GIVES_CONTAINERS)
+            gives_containers = frozenset(_GIVES_CONTAINERS.intersection(exprs)) if _GIVES_CONTAINERS else _NO_HINTS
             in_place = _in_place_plan(tuple(exprs), closures, gives_containers)
             on_tree: list[int] = []
             for index in fast:
@@ -327,6 +327,7 @@ _GIVES_CONTAINERS: set[str] = set()
 (the same path may give a scalar on another object), so such a path goes to the tree first next time instead of
 being walked twice. Speed only: either way the outputs are the same. Bounded (cleared past `_HINTS_MAX`)."""
 _HINTS_MAX = 4096
+_NO_HINTS: frozenset[str] = frozenset()
 
 
 def _run_fast(info: engine.Compiled, tree: Any, max_results: int) -> list[Any] | JqError:
