@@ -100,7 +100,7 @@ def test_describing_a_file_imports_only_what_it_needs(env: dict[str, str]) -> No
     assert not unexpected, unexpected
 
 
-def test_a_cold_run_builds_the_blob_and_validates_the_catalog_once(env: dict[str, str]) -> None:
+def test_a_cold_run_builds_the_blob_and_validates_the_catalog(env: dict[str, str]) -> None:
     found = _python(_DESCRIBE, str(EXAMPLE), env=env)
     assert not found["warm"] and found["code"] == 0
     assert _loaded("workload_map.validation", found["modules"])  # the check recorded in the blob
