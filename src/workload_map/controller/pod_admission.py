@@ -3,7 +3,8 @@ would otherwise patch on later, and the one link only admission can set: the Wor
 `spec.schedulingGroup` (v1alpha2; `spec.workloadRef` for v1alpha1).
 
 The pod's top workload is found by following controller owner references with GETs (a Job, then its JobSet),
-through discovery; its definition comes from cluster Kartas over the catalog (re-read at most every 30 s). The
+through discovery, each owner read at most once per 5 s (a burst of one Job's pods reads it once); its definition
+comes from cluster Kartas over the catalog (re-read at most every 30 s). The
 workload is planned with this pod (`gang.plan(resolution, [pod])`: a pod's gang and leaf depend on the pod and
 the spec, not on its siblings) and `gang.joined_pod` gives what it carries, returned as a JSON patch. A pod for
 another scheduler (`spec.schedulerName`), of a kind no definition covers, or whose plan is refused is admitted
@@ -44,6 +45,8 @@ SCHEDULER_NAMES = {
     "workload": "default-scheduler",
 }
 _RELOAD_AFTER = 30.0
+_OWNER_TTL = 5.0  # seconds an owner read for one pod serves the next pods of the same owner
+_OWNER_CACHE = 10_000  # owners kept at most (a burst across many workloads)
 _CLUSTER_POLICY = EvaluationPolicy("worker", deadline=2.0)
 
 
@@ -80,6 +83,7 @@ class PodAdmission:
         self.registry = DefinitionRegistry([("catalog", builtin_definitions())])
         self._loaded = 0.0
         self._lock = asyncio.Lock()
+        self._owners: dict[str, tuple[float, dict[str, Any]]] = {}  # object path -> (read at, object)
 
     async def _refresh(self) -> None:
         async with self._lock:
@@ -103,13 +107,31 @@ class PodAdmission:
             resource = self.discovery.find(group, version, str(ref.get("kind") or ""))
             if resource is None:
                 return None
-            obj = await self.client.get(resource.object_path(str(ref.get("name") or ""), namespace))
-            if not isinstance(obj, dict):
+            obj = await self._owner(resource.object_path(str(ref.get("name") or ""), namespace))
+            if obj is None:
                 return None
             obj.setdefault("apiVersion", resource.api_version)
             obj.setdefault("kind", resource.kind)
             top = current = obj
         return None
+
+    async def _owner(self, path: str) -> dict[str, Any] | None:
+        """The owner at `path`, read at most once per `_OWNER_TTL` seconds: a burst of a Job's pods asks for the
+        same Job and JobSet each time. (A scale change seen up to that late links a pod as before it; the grouper's
+        patch then corrects it.)"""
+        now = time.monotonic()
+        cached = self._owners.get(path)
+        if cached is not None and now - cached[0] < _OWNER_TTL:
+            return copy.deepcopy(cached[1])
+        obj = await self.client.get(path)
+        if not isinstance(obj, dict):
+            return None
+        if len(self._owners) >= _OWNER_CACHE:
+            self._owners = {k: v for k, v in self._owners.items() if now - v[0] < _OWNER_TTL}
+            if len(self._owners) >= _OWNER_CACHE:
+                self._owners.clear()
+        self._owners[path] = (now, copy.deepcopy(obj))
+        return obj
 
     async def review(self, review: Mapping[str, Any]) -> dict[str, Any]:
         request = review.get("request") or {}
