@@ -32,6 +32,8 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, TypeVar
 
+import msgspec
+
 from workload_map._regex import LazyPattern
 from workload_map.view import ComponentView, Replicas, Resources
 
@@ -101,8 +103,7 @@ def _droppable(row: Row) -> bool:
     return bool(row.children) and _own_nothing(row.node) and row.copies <= 1
 
 
-@dataclass(frozen=True)
-class Group:
+class Group(msgspec.Struct, frozen=True):
     """The heading a component's instance is shown under (`workloadmap.io/groups`): its name, and how many copies
     of its instances' pods the group stands for (1: none to show)."""
 
@@ -110,8 +111,7 @@ class Group:
     copies: int = 1
 
 
-@dataclass(frozen=True)
-class _Hints:
+class _Hints(msgspec.Struct, frozen=True):
     display: Mapping[str, str]
     copies: Mapping[tuple[str, str], int]
     groups: Mapping[tuple[str, str], Group]
