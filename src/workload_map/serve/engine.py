@@ -184,11 +184,13 @@ class Engine:
                     touched |= self._take(item)
                 self._start_owner_informers()
                 self._rediscover()
-                if self._pending == 0 and not self.store.synced:
-                    self.store.synced = True
+                first = self._pending == 0 and not self.store.synced
+                if first:
                     touched |= set(self.index.workloads)
-                if self.store.synced and touched:
+                if (self.store.synced or first) and touched:
                     await self._refresh(touched)
+                if first:  # ready once every informer has listed and the first views are all in the store
+                    self.store.synced = True
         finally:
             await self.aclose()
 
