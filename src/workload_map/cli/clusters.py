@@ -13,12 +13,13 @@ were given.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+import msgspec
 
 from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError, UsageError
@@ -106,7 +107,7 @@ def each_cluster(
     names = context_names(connection) if contexts is None else list(contexts)
 
     def one(context: str) -> T:
-        chosen = connection_settings(dataclasses.replace(connection, context=context or connection.context))
+        chosen = connection_settings(msgspec.structs.replace(connection, context=context or connection.context))
         cluster = Cluster(chosen, cache_dir=None, chunk_size=chunk_size)
         try:
             return ask(cluster, context or cluster.context.context_name)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from click.shell_completion import CompletionItem
 
 from workload_map.catalog import DefinitionRegistry
@@ -53,7 +54,7 @@ class _Silent:
 def connection_from_params(params: Mapping[str, Any]) -> ConnectionOptions:
     """The connection flags click has parsed so far (`conn_*` parameters; `--context` repeatable or not)."""
     values = {key[len("conn_") :]: value for key, value in params.items() if key.startswith("conn_")}
-    fields = {f.name for f in dataclasses.fields(ConnectionOptions)}
+    fields = {f.name for f in msgspec.structs.fields(ConnectionOptions)}
     if "contexts" in values:
         contexts = tuple(values.pop("contexts") or ())
         values["context"] = contexts[0] if contexts else None

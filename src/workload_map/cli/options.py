@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import click
@@ -197,8 +196,7 @@ def component_limit_option(default: int, what: str) -> Callable[[F], F]:
 # --- cluster connection (kubectl's flags) -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ConnectionOptions:
+class ConnectionOptions(msgspec.Struct, frozen=True):
     """The kubectl connection flags as given on the command line (None: not given, the kubeconfig decides).
 
     These are the flags, not the connection: `request_timeout` is the text of `--request-timeout`, and "not given"

@@ -13,7 +13,6 @@ or the bare item for `TYPE NAME`. See docs/live.md.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import click
+import msgspec
 
 from workload_map._io import InputError, read_input_text
 from workload_map.catalog import Resolved
@@ -684,7 +684,7 @@ def _many_clusters(
     error."""
 
     def ask(context: str) -> list[Row]:
-        one = dataclasses.replace(connection, context=context, contexts=(), all_contexts=False)
+        one = msgspec.structs.replace(connection, context=context, contexts=(), all_contexts=False)
         with live_session(
             one, cache_dir=cache_dir, definition_paths=definition_paths, chunk_size=chunk_size
         ) as session:

@@ -10,11 +10,11 @@ TYPE/NAME is read from the first `--context` (or the current one). A workload wi
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 import click
+import msgspec
 
 from workload_map.cli.clusters import CURRENT, ClusterAnswer, context_names, each_cluster
 from workload_map.cli.complete_args import complete_target
@@ -196,7 +196,7 @@ def _plan_live(
 ) -> list[GangPlan | PodByPod]:
     token, name = parse_target(args, name_required=True, command="place")
     assert name is not None
-    source = dataclasses.replace(connection, context=contexts[0] or connection.context)
+    source = msgspec.structs.replace(connection, context=contexts[0] or connection.context)
     with live_session(source) as session:
         rtype = session.resolve(token)
         with translate_errors():
