@@ -216,7 +216,7 @@ def _prune(obj: Any, trie: _Trie) -> Any:
     if isinstance(obj, dict):
         if trie.mixed or any(not isinstance(key, str) for key in named):
             return obj  # jq fails on an index into an object whatever the contents: keep them for the message
-        if not all(key in obj for key in named) and not all(type(key) is str for key in obj):
+        if not obj.keys() >= named.keys() and not all(type(key) is str for key in obj):
             return obj  # normalising names a key `1` "1": which entries a root keeps is told after that
         every = trie.every
         if every is not None:
