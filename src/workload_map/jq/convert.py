@@ -182,7 +182,7 @@ def prune(obj: Any, roots: Roots | None) -> Any:
 class _Trie:
     """`roots` compiled for pruning: per step, the sub-trie of each named key or index and of "every"."""
 
-    __slots__ = ("every", "mixed", "named", "roots", "whole")
+    __slots__ = ("dict_whole", "every", "list_whole", "mixed", "named", "roots", "whole")
 
     def __init__(self, roots: Roots) -> None:
         self.roots = roots
@@ -202,6 +202,10 @@ class _Trie:
         self.mixed = len(kinds) > 1 or any(isinstance(k, bool) for k in named)
         self.every = _trie(frozenset(every)) if every else None
         self.named = {key: _trie(frozenset(rest | every)) for key, rest in named.items()}
+        # an index into an object, or a key into an array: jq fails whatever the contents, so the value is kept
+        # whole for the message (told once per trie, not per object pruned)
+        self.dict_whole = self.mixed or any(not isinstance(key, str) for key in named)
+        self.list_whole = self.mixed or any(isinstance(key, str) for key in named)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -209,21 +213,30 @@ def _trie(roots: Roots) -> _Trie:
     return _Trie(roots)
 
 
+def _str_keys(obj: dict[Any, Any]) -> bool:
+    return all(type(key) is str for key in obj)
+
+
 def _prune(obj: Any, trie: _Trie) -> Any:
     if trie.whole:
         return obj
     named = trie.named
     if isinstance(obj, dict):
-        if trie.mixed or any(not isinstance(key, str) for key in named):
-            return obj  # jq fails on an index into an object whatever the contents: keep them for the message
-        if not obj.keys() >= named.keys() and not all(type(key) is str for key in obj):
-            return obj  # normalising names a key `1` "1": which entries a root keeps is told after that
+        if trie.dict_whole:
+            return obj
+        # a named key the object lacks may be there under a key that is not a string (YAML `1:`, which normalising
+        # names "1"): then which entries a root keeps is told after normalising, so the object is kept whole
         every = trie.every
         if every is not None:
+            if named and not obj.keys() >= named.keys() and not _str_keys(obj):
+                return obj
             return {key: _prune(value, named.get(key, every)) for key, value in obj.items()}
-        return {key: _prune(obj[key], child) for key, child in named.items() if key in obj}
+        kept = {key: _prune(obj[key], child) for key, child in named.items() if key in obj}
+        if len(kept) < len(named) and not _str_keys(obj):
+            return obj
+        return kept
     if isinstance(obj, list):
-        if trie.mixed or any(isinstance(key, str) for key in named):
+        if trie.list_whole:
             return obj
         length = len(obj)
         by_position: dict[int, _Trie] = {}
