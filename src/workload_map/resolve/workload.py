@@ -49,6 +49,11 @@ class Workload:
     same group and kind resolves). `validate=False` skips validation (e.g. already done by the caller);
     `check_gvk=False` skips the kind check (partial objects in tests). `policy` (a `jq.EvaluationPolicy`; None: in
     process) says where the definition's jq expressions run, for this workload and its pods (`.policy`).
+    `from_json=True` is the caller's word that `obj` is a dict just made by a JSON decoder (`json.loads`,
+    msgspec) or by `workload_map`'s YAML loader and nests at most 500 levels (`workload_map.cluster` checks that
+    of every object it lists): the plain-JSON check, one encode of the whole object, is skipped and the object is
+    read in place. It is not checked, so give it only for what such a decoder made; anything else still takes the
+    check (and a copy, or the error naming what JSON cannot carry).
     """
 
     def __init__(
@@ -60,6 +65,7 @@ class Workload:
         check_gvk: bool = True,
         policy: EvaluationPolicy | None = None,
         related: Sequence[Mapping[str, Any]] = (),
+        from_json: bool = False,
     ) -> None:
         if not isinstance(definition, Karta):
             raise ArgumentTypeError("definition", "a Karta (see workload_map.load_definitions)", definition)
@@ -78,8 +84,9 @@ class Workload:
                 f"the workload object must be a mapping (a Kubernetes object), not {type(obj).__name__}"
             )
         # A plain-JSON object is read in place (never changed: reads convert what they need, writes copy); any
-        # other is copied once, which also names what JSON cannot carry.
-        shared = shareable(obj)
+        # other is copied once, which also names what JSON cannot carry. A decoder's fresh output needs no check:
+        # the check's encode was a fifth of resolving the status alone (benchmarks/RESULTS.md).
+        shared = (from_json is True and type(obj) is dict) or shareable(obj)
         try:
             document: dict[str, Any] = obj if shared else json_copy(obj)  # type: ignore[assignment]
         except NotJSONError as exc:
@@ -235,10 +242,14 @@ def resolve(
     check_gvk: bool = True,
     policy: EvaluationPolicy | None = None,
     related: Sequence[Mapping[str, Any]] = (),
+    from_json: bool = False,
 ) -> Resolution:
     """Resolve `obj` through `definition`: the frozen `Resolution` (see `Workload.resolve`). `related` are the
-    objects a definition may reference besides `obj` (supplied by the caller: resolving never fetches)."""
-    return Workload(definition, obj, validate=validate, check_gvk=check_gvk, policy=policy, related=related).resolve()
+    objects a definition may reference besides `obj` (supplied by the caller: resolving never fetches);
+    `from_json` as for `Workload`."""
+    return Workload(
+        definition, obj, validate=validate, check_gvk=check_gvk, policy=policy, related=related, from_json=from_json
+    ).resolve()
 
 
 # --- helpers ------------------------------------------------------------------------------------------------------
