@@ -62,3 +62,24 @@ def test_a_caller_in_this_process_gets_system_exit() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert done.stdout.splitlines()[-1] == "exit 0"
+
+
+def test_the_collector_sleeps_through_the_imports_only() -> None:
+    """The console script pauses the cyclic collector while the command's modules are imported (cli.pause_gc) and
+    turns it back on, the imported objects frozen, before the command runs; a caller of `run` is left alone."""
+    report = (
+        "import atexit, gc\n"
+        "atexit.register(lambda: sys.stderr.write(f'{gc.isenabled()} {gc.get_freeze_count() > 1000}\\n'))"
+    )
+    done = _script(report, "describe", "-f", "examples/pytorchjob.yaml", "-o", "json")
+    assert done.returncode == 0 and done.stderr == "True True\n"
+    code = (
+        "import gc, io, sys\n"
+        "from workload_map.cli.main import run\n"
+        "out, sys.stdout = sys.stdout, io.StringIO()\n"
+        "run(['describe', '-f', 'examples/pytorchjob.yaml', '-o', 'json'])\n"
+        "sys.stdout = out\n"
+        "print(gc.isenabled(), gc.get_freeze_count())\n"
+    )
+    in_process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert in_process.stdout.split() == ["True", "0"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from workload_map.cli import context
+from workload_map.cli import context, resume_gc
 from workload_map.cli.errors import EXIT_OK, CLIError, report_exception
 from workload_map.cli.jqsettings import raise_if_stopped, stopped_error
 from workload_map.cli.root import COMPLETE_VAR, cli
@@ -26,6 +26,7 @@ def run(args: Sequence[str], prog_name: str = "wmap") -> int:
             if instruction:  # a completion script calling back (see workload_map.cli.completion)
                 from workload_map.cli.completion import shell_complete  # only then (issue 19: start-up)
 
+                resume_gc()
                 return shell_complete(instruction, prog_name)
             result = cli.main(args=argv, prog_name=prog_name, standalone_mode=False, complete_var=COMPLETE_VAR)
             raise_if_stopped()  # the jq worker stopped an evaluation: the output is incomplete (exit 1)

@@ -55,6 +55,10 @@ def main(args: Sequence[str] | None = None) -> None:
     closed = _closed_streams()
     if closed is not None:
         sys.exit(closed)
+    if args is None:  # the console script: the collector sleeps through the imports (cli.pause_gc)
+        from workload_map.cli import pause_gc
+
+        pause_gc()
     code = run(args)
     try:
         sys.stdout.flush()

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from workload_map._version import __version__
-from workload_map.cli import context
+from workload_map.cli import context, resume_gc
 from workload_map.cli.command_table import COMMANDS
 from workload_map.cli.errors import EXIT_CODES_HELP, EXIT_OK, UsageError
 from workload_map.cli.jqsettings import jq_options
@@ -34,6 +34,7 @@ class LazyGroup(click.Group):
         if spec is None or not spec.available:
             return super().get_command(ctx, cmd_name)
         command = getattr(importlib.import_module(spec.module), spec.attribute)
+        resume_gc()  # the command's modules are in: its own work runs with the collector on
         if not isinstance(command, click.Command):  # pragma: no cover - a broken command table
             raise TypeError(f"{spec.target} is not a click command")
         return command
