@@ -15,9 +15,10 @@ def pause_gc() -> None:
     """Stop the cyclic collector while the command's modules are imported (the console script only).
 
     Importing `describe` leaves some 36,000 long-lived objects the collector tracks (functions, classes, their
-    dictionaries); with the collector on, every 700 new ones start a collection that finds next to nothing to free
-    (64 collections in a `describe -f` run, ~6 ms of it; issue 19: start-up). `resume_gc` moves what was created so far out of the collector's sight
-    (`gc.freeze`) and turns it back on, so the command's own work runs with it as always."""
+    dictionaries); with the collector on, every 700 new ones start a collection that finds next to nothing to
+    free (64 collections in a `describe -f` run, 3-8 ms of it; issue 19: start-up). `resume_gc` moves what was
+    created so far out of the collector's sight (`gc.freeze`) and turns it back on, so the command's own work runs
+    with it as always."""
     global _paused
     if gc.isenabled():
         gc.disable()
