@@ -47,6 +47,12 @@ BURST = 400  # pods per burst: two seconds at RATE
 WORKLOADS = int(os.environ.get("WMAP_BENCH_WORKLOADS", "20000"))
 JOBSET = "jobset-x-k8s-io-jobset-v1alpha2"
 LAUNCH = "from workload_map.controller.main import console_main; console_main()"
+# WMAP_BENCH_PROFILE=FILE: each controller runs under cProfile, its stats written to FILE.<pid> when it stops
+PROFILED = (
+    "import cProfile, os, sys; from workload_map.controller.main import main; "
+    "p = cProfile.Profile(); code = p.runcall(main); p.dump_stats(os.environ['WMAP_BENCH_PROFILE'] "
+    "+ '.' + str(os.getpid())); sys.exit(code)"
+)
 NAMES = (
     ("controller pod webhook at 200 creations/s: POST latency p50", "ms"),
     ("controller pod webhook at 200 creations/s: POST latency p99", "ms"),
@@ -68,6 +74,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of the process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -79,7 +91,8 @@ class _Controller:
     def __init__(self, kubeconfig: str, *flags: str) -> None:
         self.metrics = _free_port()
         self.log = Path(tempfile.mkdtemp(prefix="wmap-bench-load-")) / "controller.log"
-        command = [sys.executable, "-c", LAUNCH, "--kubeconfig", kubeconfig, "--leader-elect=false"]
+        launch = PROFILED if os.environ.get("WMAP_BENCH_PROFILE") else LAUNCH
+        command = [sys.executable, "-c", launch, "--kubeconfig", kubeconfig, "--leader-elect=false"]
         command += ["--karta-operator=false", "--metrics-bind-address", f"127.0.0.1:{self.metrics}"]
         self.health = _free_port()
         command += ["--health-probe-bind-address", f"127.0.0.1:{self.health}", "--scheduler", "kai", *flags]
@@ -214,7 +227,9 @@ def _webhook_rows(server: Any, kubeconfig: str) -> list[dict[str, Any]]:
                 return "pod-group-name" in annotations
 
             controller.wait(linked_at_creation, "the pod webhook called", timeout=60)
+            cpu = _cpu_seconds(controller.process.pid)
             with_hook, rate = _burst(kube, webhooked, template, "hook")
+            cpu_ms = (_cpu_seconds(controller.process.pid) - cpu) * 1000 / BURST
             without, base_rate = _burst(kube, skipped, other, "nohook")
             listed = kube.get(f"/api/v1/namespaces/{webhooked}/pods").json()["items"]
             linked = sum(1 for p in listed if "pod-group-name" in (p["metadata"].get("annotations") or {}))
@@ -226,7 +241,7 @@ def _webhook_rows(server: Any, kubeconfig: str) -> list[dict[str, Any]]:
         controller.stop()
     note = (
         f"{BURST} pods POSTed at {rate:.0f}/s (baseline burst {base_rate:.0f}/s, into a namespace the webhook skips); "
-        f"{linked} of {BURST} carried pod-group-name at creation"
+        f"{linked} of {BURST} carried pod-group-name at creation; the controller's CPU {cpu_ms:.2f} ms per admission"
     )
     return [
         _common.row(NAMES[0][0], statistics.median(with_hook), statistics.median(without), None, "ms", note=note),

@@ -4,17 +4,18 @@ would otherwise patch on later, and the one link only admission can set: the Wor
 
 The pod's top workload is found by following controller owner references with GETs (a Job, then its JobSet),
 through discovery, each owner read at most once per 5 s (a burst of one Job's pods reads it once); its definition
-comes from cluster Kartas over the catalog (re-read at most every 30 s). The
-workload is planned with this pod (`gang.plan(resolution, [pod])`: a pod's gang and leaf depend on the pod and
-the spec, not on its siblings) and `gang.joined_pod` gives what it carries, returned as a JSON patch. A pod for
+comes from cluster Kartas over the catalog (re-read every 30 s in the background: admissions go on with the
+definitions they have meanwhile). The workload is resolved once per (uid, resourceVersion) and planned with each
+pod (`pod_links.WorkloadPlans`), in a worker thread; what the pod carries is returned as a JSON patch. A pod for
 another scheduler (`spec.schedulerName`), of a kind no definition covers, or whose plan is refused is admitted
 unchanged: this webhook never denies a pod.
+
+What is cached is read, never changed: the owners and the pod are not copied per request.
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 import time
 from collections.abc import Mapping
@@ -22,15 +23,14 @@ from typing import Any
 
 from workload_map.catalog import DefinitionRegistry, builtin_definitions
 from workload_map.cluster.aio import AsyncApiClient, load_cluster_definitions
-from workload_map.cluster.discovery import DiscoveryDocument, fetch_op
+from workload_map.cluster.discovery import APIResource, DiscoveryDocument, fetch_op
 from workload_map.cluster.errors import ClusterError
 from workload_map.cluster.owners import MAX_HOPS, controller_of
 from workload_map.controller.admission import review_response
-from workload_map.controller.grouping import FORMAT_OF, skip_kai_grouper
+from workload_map.controller.grouping import FORMAT_OF
+from workload_map.controller.pod_links import WorkloadPlans, link_patch
 from workload_map.errors import WorkloadMapError
-from workload_map.gang import joined_pod, plan
 from workload_map.jq import INPROCESS, EvaluationPolicy
-from workload_map.resolve import Workload
 
 __all__ = ["SCHEDULER_NAMES", "PodAdmission"]
 
@@ -50,49 +50,47 @@ _OWNER_CACHE = 10_000  # owners kept at most (a burst across many workloads)
 _CLUSTER_POLICY = EvaluationPolicy("worker", deadline=2.0)
 
 
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
-def _patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
-    old_meta, new_meta = before.get("metadata") or {}, after.get("metadata") or {}
-    ops: list[dict[str, Any]] = []
-    for key in ("labels", "annotations"):
-        old, new = old_meta.get(key), new_meta.get(key) or {}
-        added = {k: v for k, v in new.items() if not isinstance(old, Mapping) or old.get(k) != v}
-        if not added:
-            continue
-        if not isinstance(old, Mapping):
-            ops.append({"op": "add", "path": f"/metadata/{key}", "value": added})
-        else:
-            ops += [{"op": "add", "path": f"/metadata/{key}/{_escape(k)}", "value": v} for k, v in added.items()]
-    old_spec, new_spec = before.get("spec") or {}, after.get("spec") or {}
-    for field in ("schedulingGroup", "workloadRef"):
-        if field in new_spec and old_spec.get(field) != new_spec[field]:
-            ops.append({"op": "add", "path": f"/spec/{field}", "value": new_spec[field]})
-    return ops
-
-
 class PodAdmission:
     def __init__(self, client: AsyncApiClient, scheduler: str, *, queue: str | None = None) -> None:
         self.client = client
         self.scheduler = scheduler
         self.queue = queue
         self.scheduler_name = SCHEDULER_NAMES[scheduler]
+        self.format = FORMAT_OF[scheduler]
         self.discovery: DiscoveryDocument | None = None
         self.registry = DefinitionRegistry([("catalog", builtin_definitions())])
+        self.plans = WorkloadPlans()
         self._loaded = 0.0
         self._lock = asyncio.Lock()
+        self._reload: asyncio.Task[None] | None = None
         self._owners: dict[str, tuple[float, dict[str, Any]]] = {}  # object path -> (read at, object)
 
-    async def _refresh(self) -> None:
+    async def _load(self) -> None:
         async with self._lock:
             if time.monotonic() - self._loaded < _RELOAD_AFTER and self.discovery is not None:
                 return
-            self.discovery = await self.client.run(fetch_op())
+            discovery = await self.client.run(fetch_op())
             found = await load_cluster_definitions(self.client)
             self.registry = DefinitionRegistry([("cluster", found.definitions), ("catalog", builtin_definitions())])
+            self.discovery = discovery
             self._loaded = time.monotonic()
+
+    async def _reload_quietly(self) -> None:
+        try:
+            await self._load()
+        except ClusterError as exc:  # the definitions in use stay; tried again at the next pod after 30 s
+            self._loaded = time.monotonic()
+            log.warning("pod webhook: definitions not re-read: %s", exc)
+
+    async def _refresh(self) -> None:
+        """Discovery and the definitions: read before the first pod; afterwards re-read in the background every
+        `_RELOAD_AFTER` seconds while pods go on being admitted with the ones at hand."""
+        if self.discovery is None:
+            await self._load()
+            return
+        stale = time.monotonic() - self._loaded >= _RELOAD_AFTER
+        if stale and (self._reload is None or self._reload.done()):
+            self._reload = asyncio.create_task(self._reload_quietly())
 
     async def _top(self, pod: Mapping[str, Any], namespace: str) -> dict[str, Any] | None:
         """The top controller owner of the pod (None: it has none, or one cannot be read)."""
@@ -107,30 +105,30 @@ class PodAdmission:
             resource = self.discovery.find(group, version, str(ref.get("kind") or ""))
             if resource is None:
                 return None
-            obj = await self._owner(resource.object_path(str(ref.get("name") or ""), namespace))
+            obj = await self._owner(resource.object_path(str(ref.get("name") or ""), namespace), resource)
             if obj is None:
                 return None
-            obj.setdefault("apiVersion", resource.api_version)
-            obj.setdefault("kind", resource.kind)
             top = current = obj
         return None
 
-    async def _owner(self, path: str) -> dict[str, Any] | None:
+    async def _owner(self, path: str, resource: APIResource) -> dict[str, Any] | None:
         """The owner at `path`, read at most once per `_OWNER_TTL` seconds: a burst of a Job's pods asks for the
         same Job and JobSet each time. (A scale change seen up to that late links a pod as before it; the grouper's
-        patch then corrects it.)"""
+        patch then corrects it.) The object is shared by the requests that read it: never changed."""
         now = time.monotonic()
         cached = self._owners.get(path)
         if cached is not None and now - cached[0] < _OWNER_TTL:
-            return copy.deepcopy(cached[1])
+            return cached[1]
         obj = await self.client.get(path)
         if not isinstance(obj, dict):
             return None
+        obj.setdefault("apiVersion", resource.api_version)
+        obj.setdefault("kind", resource.kind)
         if len(self._owners) >= _OWNER_CACHE:
             self._owners = {k: v for k, v in self._owners.items() if now - v[0] < _OWNER_TTL}
             if len(self._owners) >= _OWNER_CACHE:
                 self._owners.clear()
-        self._owners[path] = (now, copy.deepcopy(obj))
+        self._owners[path] = (now, obj)
         return obj
 
     async def review(self, review: Mapping[str, Any]) -> dict[str, Any]:
@@ -140,7 +138,8 @@ class PodAdmission:
             return review_response(review, allowed=True)
         if (pod.get("spec") or {}).get("schedulerName", "default-scheduler") != self.scheduler_name:
             return review_response(review, allowed=True)
-        namespace = str(request.get("namespace") or (pod.get("metadata") or {}).get("namespace") or "")
+        metadata = pod.get("metadata") or {}
+        namespace = str(request.get("namespace") or metadata.get("namespace") or "")
         try:
             await self._refresh()
             top = await self._top(pod, namespace)
@@ -150,27 +149,17 @@ class PodAdmission:
         found = self.registry.for_object(top) if top is not None else None
         if top is None or found is None or found.karta.gang_scheduling is None:
             return review_response(review, allowed=True)
-        named = copy.deepcopy(dict(pod))
-        metadata = named.setdefault("metadata", {})
-        metadata["namespace"] = namespace
-        if not metadata.get("name"):  # generateName: the name is given after admission; the plan needs one
-            metadata["name"] = f"{metadata.get('generateName') or 'pod-'}admitted"
+        # the plan needs the pod's name and namespace; with generateName the name is given after admission
+        name = metadata.get("name") or f"{metadata.get('generateName') or 'pod-'}admitted"
+        named = {**pod, "metadata": {**metadata, "name": name, "namespace": namespace}}
         policy = _CLUSTER_POLICY if found.origin == "cluster" else INPROCESS
-        fmt = FORMAT_OF[self.scheduler]
-
-        def decide() -> dict[str, Any] | None:
-            resolution = Workload(found.karta, top, validate=False, policy=policy).resolve()
-            gang_plan = plan(resolution, [named])
-            if gang_plan.no_gang is not None:
-                return None  # KAI's one group per pod is named after the pod: the grouper links it once named
-            joined = joined_pod(gang_plan, named, fmt, queue=self.queue)
-            return skip_kai_grouper(joined) if fmt == "kai" else joined
-
         try:
-            joined = await asyncio.to_thread(decide)
+            join = await asyncio.to_thread(
+                self.plans.links, found.karta, top, named, self.format, policy=policy, queue=self.queue
+            )
         except WorkloadMapError as exc:
-            log.info("pod webhook: %s/%s admitted unlinked: %s", namespace, metadata.get("name"), exc)
+            log.info("pod webhook: %s/%s admitted unlinked: %s", namespace, name, exc)
             return review_response(review, allowed=True)
-        if joined is None:
+        if join is None:
             return review_response(review, allowed=True)
-        return review_response(review, allowed=True, patch=_patch(named, joined))
+        return review_response(review, allowed=True, patch=link_patch(pod, join))

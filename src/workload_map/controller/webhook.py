@@ -54,14 +54,16 @@ async def _mutate_karta(review: Mapping[str, Any]) -> dict[str, Any]:
 
 ROUTES: dict[str, Handler] = {"/validate-karta": _validate_karta, "/mutate-karta": _mutate_karta}
 _MAX_BODY = 8 * 1024 * 1024
+_FIRST_REQUEST = 10.0  # seconds a new connection may take to send its first request
+_IDLE = 60.0  # seconds a kept-alive connection may wait for its next one (the API server closes idle ones sooner)
 _JSON = "application/json"
 
 
-def _answer(status: int, body: bytes) -> bytes:
+def _answer(status: int, body: bytes, *, keep: bool) -> bytes:
     reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Payload Too Large"}.get(status, "Error")
     head = (
         f"HTTP/1.1 {status} {reason}\r\nContent-Type: {_JSON}\r\nContent-Length: {len(body)}\r\n"
-        "Connection: close\r\n\r\n"
+        f"Connection: {'keep-alive' if keep else 'close'}\r\n\r\n"
     )
     return head.encode() + body
 
@@ -88,22 +90,36 @@ async def serve_webhooks(
         routes["/mutate-pod"] = pods.review
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # HTTP/1.1 keep-alive: the API server sends its next admissions over the same TLS connection, so a burst
+        # of pods costs one handshake per connection, not one per pod
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10)
-            lines = head.decode("latin-1").split("\r\n")
-            method, _, rest = lines[0].partition(" ")
-            path = rest.partition(" ")[0].partition("?")[0]
-            headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
-            length = int(headers.get("content-length") or 0)
-            route = routes.get(path)
-            if method != "POST" or route is None:
-                writer.write(_answer(404, b'{"message":"not found"}'))
-            elif length > _MAX_BODY:
-                writer.write(_answer(413, b'{"message":"too large"}'))
-            else:
-                body = await asyncio.wait_for(reader.readexactly(length), timeout=10)
-                writer.write(_answer(200, json.dumps(await _review(route, path, body, metrics)).encode()))
-            await writer.drain()
+            timeout = _FIRST_REQUEST
+            while True:
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=timeout)
+                timeout = _IDLE
+                lines = head.decode("latin-1").split("\r\n")
+                method, _, rest = lines[0].partition(" ")
+                target, _, protocol = rest.partition(" ")
+                path = target.partition("?")[0]
+                headers = {
+                    k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)
+                }
+                length = int(headers.get("content-length") or 0)
+                keep = protocol == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
+                route = routes.get(path)
+                if length > _MAX_BODY:
+                    writer.write(_answer(413, b'{"message":"too large"}', keep=False))
+                    keep = False
+                else:
+                    body = await asyncio.wait_for(reader.readexactly(length), timeout=10) if length else b""
+                    if method != "POST" or route is None:
+                        writer.write(_answer(404, b'{"message":"not found"}', keep=keep))
+                    else:
+                        answer = json.dumps(await _review(route, path, body, metrics)).encode()
+                        writer.write(_answer(200, answer, keep=keep))
+                await writer.drain()
+                if not keep:
+                    break
         except (
             TimeoutError,
             asyncio.IncompleteReadError,
