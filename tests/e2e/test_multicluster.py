@@ -181,6 +181,10 @@ def test_capacity_per_cluster_and_pool(clusters: Any, kubeconfig: Path, tmp_path
     assert lines[0] == ["CLUSTER", "POOL", "NODES", "RESOURCE", "ALLOCATABLE", "REQUESTED", "FREE"]
     assert ["mc2", "all", "5", "cpu", "480", "4", "476"] in lines
     assert ["mc2", "z2", "2", "cpu", "192", "4", "188"] in lines  # the finished pod on h-3 takes nothing
+    memory = wmap(kubeconfig, tmp_path, "capacity", "--context", "mc2", "--resource", "memory")
+    assert memory.code == 0, memory.stderr
+    # issue 20: binary units with at most three significant digits in text (5 x 2Ti), the exact quantity in JSON
+    assert ["mc2", "all", "5", "memory", "10Ti", "0", "10Ti"] in [line.split() for line in memory.stdout.splitlines()]
 
 
 def test_capacity_shows_an_unreachable_and_a_forbidden_cluster_as_warning_rows(
@@ -219,7 +223,7 @@ def test_place_ranks_the_clusters_that_fit_and_gives_the_first_reason(
     mc1 = data["clusters"]["mc1"]
     assert mc1["fits"] is False
     assert mc1["reason"] == (
-        "LeaderWorkerSet/serve: gang serve-0, sub-group leader, role leader: needs 1 pods of 8 nvidia.com/gpu; "
+        "LeaderWorkerSet/serve: gang serve-0, sub-group leader, role leader: needs 1 pod of 8 nvidia.com/gpu; "
         "the largest node has 4 free"
     )
     assert any("DRA" in item for item in data["notModelled"])
@@ -444,6 +448,57 @@ def test_get_across_contexts_is_one_table_with_a_cluster_column(
     assert "not allowed to list" in lines[4] and "(as user wmap-restricted)" in lines[4]
     assert "warning: cluster gone: cannot reach https://127.0.0.1:9" in result.stderr
     assert "warning: cluster mc1-restricted: not allowed to list" in result.stderr
+
+
+def _on_a_terminal(kubeconfig: Path, tmp_path: Path, args: list[str], columns: int) -> tuple[int, str, str]:
+    """`wmap args` run by the installed executable with stdout on a pseudo-terminal `columns` wide."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    from tests.cli.helpers import clean_env, executable
+
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = clean_env(home, {"WMAP_CACHE_DIR": str(tmp_path / "cache")})
+    env.pop("COLUMNS", None)
+    command = [executable(), "--no-color", *args, "--kubeconfig", str(kubeconfig), "--request-timeout", "10s"]
+    process = subprocess.Popen(command, stdout=child, stderr=subprocess.PIPE, env=env)
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    _, stderr = process.communicate(timeout=60)
+    os.close(main)
+    return process.returncode, b"".join(chunks).decode().replace("\r\n", "\n"), stderr.decode()
+
+
+def test_get_across_contexts_on_a_terminal_keeps_the_warning_rows_out_of_the_columns(
+    shared_namespace: str, kubeconfig: Path, tmp_path: Path
+) -> None:
+    """A cluster that could not be read is one line after its CLUSTER cell: it neither widens the NAME column nor
+    (on a terminal, where the table is fitted to the width) breaks the fitting (an internal error before)."""
+    args = ["get", "deployments", "-o", "wide", "-n", shared_namespace, "--context", "mc1", "--context", "gone"]
+    code, stdout, stderr = _on_a_terminal(kubeconfig, tmp_path, args, 100)
+    assert code == 0, stderr
+    lines = stdout.splitlines()
+    assert lines[0].split()[:3] == ["CLUSTER", "NAME", "PHASE"]
+    assert lines[0].index("PHASE") - lines[0].index("NAME") == len("web-mc1   ")  # NAME as wide as its widest name
+    assert lines[1].split()[:2] == ["mc1", "web-mc1"]
+    assert lines[2].startswith("gone      (not read: cannot reach https://127.0.0.1:9")
+    piped = wmap(kubeconfig, tmp_path, *args)
+    assert piped.code == 0, piped.stderr
+    header = piped.stdout.splitlines()[0]
+    assert header.index("PHASE") - header.index("NAME") == len("web-mc1   ")  # NAME as wide as its widest name
 
 
 def test_get_all_contexts_json_is_keyed_by_cluster(shared_namespace: str, kubeconfig: Path, tmp_path: Path) -> None:

@@ -149,13 +149,25 @@ def test_gangs_are_placed_in_order_on_what_the_ones_before_left() -> None:
 def test_cpu_binds_when_gpus_are_free() -> None:
     cluster = snapshot(node("n0", cpu="4"))
     result = place([gang_plan(gang("g", role("w", 1, 1, cpu=8)))], cluster)
-    assert result.gangs[0].reason == "gang g, role w: needs 1 pods of 8 cpu; the largest node has 4 free"
+    assert result.gangs[0].reason == "gang g, role w: needs 1 pod of 8 cpu; the largest node has 4 free"
+
+
+def test_a_reason_reads_cpu_in_cores_and_memory_in_binary_units() -> None:
+    """Issue 20: quantities in every text a person reads, the reasons of `wmap place` too (not `47100m`, not
+    `878906250Ki`)."""
+    cluster = snapshot(node("n0", cpu="4"))
+    cpu = GangRole("w", "w", "", 2, 2, {"cpu": Fraction(471, 10)}, template())
+    result = place([gang_plan(gang("g", cpu))], cluster)
+    assert result.gangs[0].reason == "gang g, role w: needs 2 pods of 47.1 cpu; the largest node has 4 free"
+    memory = GangRole("w", "w", "", 1, 1, {"memory": Fraction(900 * 10**9) * 3}, template())
+    result = place([gang_plan(gang("g", memory))], cluster)
+    assert result.gangs[0].reason == "gang g, role w: needs 1 pod of 2.46Ti memory; the largest node has 2Ti free"
 
 
 def test_the_pod_limit_of_a_node_counts() -> None:
     cluster = snapshot(node("n0", pods=2), pods=(bound("n0", 0, name="a"), bound("n0", 0, name="b")))
     result = place([gang_plan(gang("g", role("w", 1, 1)))], cluster)
-    assert result.gangs[0].reason == "gang g, role w: needs 1 pods; every node that accepts them is at its pod limit"
+    assert result.gangs[0].reason == "gang g, role w: needs 1 pod; every node that accepts them is at its pod limit"
 
 
 def test_best_fit_fills_a_fragmented_node_before_opening_a_whole_one() -> None:
@@ -174,7 +186,7 @@ def test_node_selector_keeps_pods_to_matching_nodes() -> None:
     assert result.gangs[0].nodes == (("a100", 1),)
     none = place([gang_plan(gang("g", role("w", 1, 8, tmpl=template(nodeSelector={"pool": "tpu"}))))], cluster)
     assert none.gangs[0].reason == (
-        "gang g, role w: needs 1 pods; no node accepts them (nodeSelector pool=tpu does not match on 2 nodes)"
+        "gang g, role w: needs 1 pod; no node accepts them (nodeSelector pool=tpu does not match on 2 nodes)"
     )
 
 

@@ -35,7 +35,7 @@ from workload_map.gang import Gang, GangPlan, GangRole, SubGroupPlan, no_gang_re
 from workload_map.placement.rules import PodConstraints
 from workload_map.placement.snapshot import PODS, ClusterSnapshot, NodeState, to_nanos
 from workload_map.resolve import Resolution
-from workload_map.resources import NANO, format_for_table, is_extended_resource
+from workload_map.resources import NANO, human_amount, is_extended_resource
 
 __all__ = ["NOT_MODELLED", "POD_BY_POD", "ClusterPlacement", "GangPlacement", "PodByPod", "place", "rank"]
 
@@ -330,7 +330,12 @@ def _constraints_key(constraints: PodConstraints) -> tuple[Any, ...]:
 
 
 def _amount(resource: str, nanos: int) -> str:
-    return format_for_table(resource, Fraction(nanos, NANO))
+    """An amount as a person reads it (`47.1` cpu, `7.45Gi` memory, `8` GPUs): reasons are prose."""
+    return human_amount(resource, Fraction(nanos, NANO))
+
+
+def _pods(count: int) -> str:
+    return f"{count} pod{'s' * (count != 1)}"
 
 
 def _shown_order(requests: Mapping[str, int]) -> list[str]:
@@ -347,8 +352,8 @@ def _shortfall(role: _Role, candidates: Sequence[int], refused: Counter[str], st
     reasons = ", ".join(f"{why} on {n} node{'s' * (n != 1)}" for why, n in refused.most_common(2))
     if not candidates:
         if not state.nodes:
-            return f"{role.label}: needs {role.count} pods; the cluster has no nodes"
-        return f"{role.label}: needs {role.count} pods; no node accepts them ({reasons})"
+            return f"{role.label}: needs {_pods(role.count)}; the cluster has no nodes"
+        return f"{role.label}: needs {_pods(role.count)}; no node accepts them ({reasons})"
     order = _shown_order(role.requests)
     for resource in order:
         amount = role.requests[resource]
@@ -356,19 +361,19 @@ def _shortfall(role: _Role, candidates: Sequence[int], refused: Counter[str], st
             if any(PODS not in state.nodes[i].allocatable for i in candidates):
                 continue
             if max(state.free(i, PODS) for i in candidates) < amount:
-                return f"{role.label}: needs {role.count} pods; every node that accepts them is at its pod limit"
+                return f"{role.label}: needs {_pods(role.count)}; every node that accepts them is at its pod limit"
             continue
         best = max(state.free(i, resource) for i in candidates)
         if best < amount:
             return (
-                f"{role.label}: needs {role.count} pods of {_amount(resource, amount)} {resource}; "
+                f"{role.label}: needs {_pods(role.count)} of {_amount(resource, amount)} {resource}; "
                 f"the largest node has {_amount(resource, best)} free"
             )
     main = order[0]
     what = f" of {_amount(main, role.requests[main])} {main}" if main != PODS else ""
     accepting = f"the {len(candidates)} node{'s' * (len(candidates) != 1)} that accept them"
     refusing = f" (the others: {reasons})" if reasons else ""
-    return f"{role.label}: needs {role.count} pods{what}; only {placed} fit on {accepting}{refusing}"
+    return f"{role.label}: needs {_pods(role.count)}{what}; only {placed} fit on {accepting}{refusing}"
 
 
 def _place_role(role: _Role, allowed: frozenset[int] | None, state: _State) -> str | None:

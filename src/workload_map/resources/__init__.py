@@ -21,6 +21,7 @@ from workload_map.resources.formula import (
     scale,
     total,
 )
+from workload_map.resources.human import cpu_text, human_amount, memory_text
 from workload_map.resources.quantity import (
     NANO,
     Format,
@@ -50,14 +51,17 @@ __all__ = [
     "alias_requirements",
     "canonical_quantity",
     "container_requests",
+    "cpu_text",
     "format_canonical",
     "format_for_table",
     "format_quantity",
     "fragmented_requests",
     "gpu_count",
+    "human_amount",
     "int_value",
     "is_extended_resource",
     "is_gpu",
+    "memory_text",
     "milli_value",
     "parse_nanos",
     "parse_quantity",

@@ -7,6 +7,7 @@ Each cluster is read with two LISTs (nodes, unfinished pods: `cluster.nodes.read
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import click
@@ -23,12 +24,13 @@ from workload_map.cli.options import (
     resolve_output,
 )
 from workload_map.cli.render import machine
-from workload_map.cli.render.text import Cell, align, seg, write_lines
+from workload_map.cli.render.text import Cell, align_with_notes, seg, write_lines
 from workload_map.cli.safe import safe_text
 from workload_map.cluster import Cluster
 from workload_map.cluster.nodes import read_snapshot
-from workload_map.placement import DEFAULT_POOL_LABELS, CapacityReport
+from workload_map.placement import DEFAULT_POOL_LABELS, CapacityReport, ResourceCapacity
 from workload_map.placement import capacity as cluster_capacity
+from workload_map.resources import NANO, human_amount
 
 OUTPUT = OutputSpec("capacity", ("table", "json", "yaml"))
 HEADERS = ("CLUSTER", "POOL", "NODES", "RESOURCE", "ALLOCATABLE", "REQUESTED", "FREE")
@@ -94,23 +96,33 @@ def _document(answers: list[ClusterAnswer[CapacityReport]]) -> dict[str, Any]:
 
 def _table(answers: list[ClusterAnswer[CapacityReport]]) -> None:
     table: list[list[Cell]] = [[seg(title, "heading") for title in HEADERS]]
+    notes: dict[int, Cell] = {}  # a cluster that could not be read: its row's message, not a column's width
     for answer in answers:
         name = safe_text(_name(answer))
         report = answer.value
         if report is None:
-            table.append([seg(name), seg(f"(not read: {safe_text(answer.error)})", "warn")])
+            notes[len(table)] = seg(f"(not read: {safe_text(answer.error)})", "warn")
+            table.append([seg(name)])
             continue
         if not report.resources:
             table.append([seg(name), seg("all"), seg(str(report.nodes)), seg("(no accelerators)", "muted")])
         for total in report.resources:
             table.append([seg(name), seg("all"), seg(str(report.nodes)), seg(safe_text(total.resource))])
-            table[-1] += [seg(q) for q in total.quantities()]
+            table[-1] += _amounts(total)
         for pool in report.pools:
             pool_name = safe_text("/".join(value for _, value in pool.labels))
             for total in pool.resources:
                 if total.allocatable == 0 and total.requested == 0:
                     continue  # a pool without this resource
                 row = [seg(name), seg(pool_name), seg(str(pool.nodes)), seg(safe_text(total.resource))]
-                table.append(row + [seg(q) for q in total.quantities()])
+                table.append(row + _amounts(total))
     out = state().stdout
-    write_lines(align(table, padding=3), out, color=state().color(out))
+    write_lines(align_with_notes(table, notes, padding=3), out, color=state().color(out))
+
+
+def _amounts(total: ResourceCapacity) -> list[Cell]:
+    """Allocatable, requested and free as a person reads them (`2.02Ti`, `47.1` cores); JSON keeps the exact
+    quantities."""
+    return [
+        seg(human_amount(total.resource, Fraction(n, NANO))) for n in (total.allocatable, total.requested, total.free)
+    ]

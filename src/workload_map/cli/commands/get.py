@@ -52,7 +52,7 @@ from workload_map.cli.render.columns import fit_table
 from workload_map.cli.render.fmt import age
 from workload_map.cli.render.shape import shape
 from workload_map.cli.render.templated import TEMPLATED, JSONPathError, TemplatedFormat, parse_format
-from workload_map.cli.render.text import PHASE_STYLES, Cell, align, plain, seg, write_lines
+from workload_map.cli.render.text import PHASE_STYLES, Cell, align, align_with_notes, plain, seg, write_lines
 from workload_map.cli.safe import safe_text
 from workload_map.cli.views import view_of
 from workload_map.cluster import ClusterError, Forbidden, NotServed, ResolvedType, top_level
@@ -729,15 +729,17 @@ def _render_many(
     wide = fmt == "wide"
     headers = ["CLUSTER", *table_headers(wide=wide, namespaces=namespaces, types=types)]
     table: list[list[Cell]] = [[seg(title, "heading") for title in headers]] if headers_row else []
+    notes: dict[int, Cell] = {}  # a cluster that could not be read: its row's message, not a column's width
     for answer in answers:
         cluster = seg(safe_text(answer.context))
         if answer.error is not None:
-            table.append([cluster, seg(f"(not read: {safe_text(answer.error)})", "warn")])
+            notes[len(table)] = seg(f"(not read: {safe_text(answer.error)})", "warn")
+            table.append([cluster, *([seg("")] * (len(headers) - 1))])  # as wide as the others: fit_terminal
             continue
         table += [
             [cluster, *row_cells(row, wide=wide, namespaces=namespaces, types=types)] for row in answer.value or []
         ]
     fitted, left_out = fit_terminal(table, headers)
-    write_lines(align(fitted, padding=3, min_width=6), out, color=state().color(out))
+    write_lines(align_with_notes(fitted, notes, padding=3, min_width=6), out, color=state().color(out))
     if left_out:
         state().note(left_out)

@@ -4,42 +4,21 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterable, Mapping
-from fractions import Fraction
 
+from workload_map.resources.human import cpu_text, memory_text
 
-def cpu_text(amount: Fraction | int) -> str:
-    """CPU in cores, for a person: `4`, `0.5`, `2.25`, `12.5`, `3014` (at most three significant digits below
-    1,000 cores, whole cores above; exact quantities stay in JSON and YAML)."""
-    return _significant(Fraction(amount)) if amount else "0"
-
-
-_BINARY_UNITS = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
-
-
-def memory_text(amount: Fraction | int) -> str:
-    """Memory in binary units with at most three significant digits, for a person: `16Gi`, `7.45Gi` (8G), `512Mi`,
-    `11.6Ti` (64 x 200G), `100` (bytes); `0` for nothing. Exact quantities stay in JSON and YAML."""
-    value = Fraction(amount)
-    if value <= 0:
-        return "0" if value == 0 else "-" + memory_text(-value)
-    for unit, size in _BINARY_UNITS:
-        if value >= size:
-            text = _significant(value / size)
-            if text == "1024" and unit != "Ei":  # 1023.9Gi rounds up to the next unit
-                bigger = _BINARY_UNITS[_BINARY_UNITS.index((unit, size)) - 1][0]
-                return f"1{bigger}"
-            return text + unit
-    return _significant(value)
-
-
-def _significant(value: Fraction) -> str:
-    """`value` with at most three significant digits (whole numbers from 100 up); `<0.001` for less (a request
-    that is not nothing is never shown as 0)."""
-    if value >= 100:
-        return str(round(value))
-    if value < Fraction(1, 1000):
-        return "<0.001"
-    return f"{float(value):.3g}"
+# cpu_text and memory_text live with the quantities (the placement layer's reasons use them too); the CLI's
+# renderers read every formatting helper from here.
+__all__ = [
+    "accelerator_labels",
+    "accelerators_text",
+    "age",
+    "cpu_text",
+    "gvk_text",
+    "human_duration",
+    "memory_text",
+    "short_resource",
+]
 
 
 def short_resource(name: str) -> str:

@@ -7,7 +7,7 @@ to a terminal, through rich (imported then, and only then).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import IO
 
 from workload_map.cli.safe import LINE_LIMIT, safe_text
@@ -75,6 +75,22 @@ def align(rows: Sequence[Sequence[Cell]], padding: int = 3, min_width: int = 0) 
                 line.append((" " * (width - len(plain(cell))), ""))
         out.append(line)
     return out
+
+
+def align_with_notes(
+    rows: Sequence[Sequence[Cell]], notes: Mapping[int, Cell], padding: int = 3, min_width: int = 0
+) -> list[Line]:
+    """`align`, with the rows whose index is in `notes` (their cells after the first empty) carrying that message
+    after the first column instead of in the columns: a long message (a cluster that could not be read) spans the
+    line and never widens the other rows' columns."""
+    lines = align(rows, padding=padding, min_width=min_width)
+    if not notes:
+        return lines
+    width = max(max((len(plain(row[0])) for row in rows if row), default=0) + padding, min_width)
+    for index, note in notes.items():
+        first = list(rows[index][0]) if rows[index] else []
+        lines[index] = [*first, (" " * (width - len(plain(first))), ""), *note]
+    return lines
 
 
 def safe_line(line: Line, limit: int = LINE_LIMIT) -> Line:

@@ -1,0 +1,57 @@
+"""Issue 20's human quantities outside the tree (`resources.human_amount`: capacity tables, placement reasons) and
+the multi-cluster tables' warning rows (`align_with_notes`: a cluster that could not be read is one line that never
+widens the other rows' columns)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from workload_map.cli.render.text import align, align_with_notes, plain, seg
+from workload_map.resources import human_amount, parse_quantity
+
+
+@pytest.mark.parametrize(
+    ("name", "quantity", "text"),
+    [
+        ("cpu", "47100m", "47.1"),
+        ("cpu", "208", "208"),
+        ("cpu", "0", "0"),
+        ("memory", "2064Gi", "2.02Ti"),
+        ("memory", "8G", "7.45Gi"),
+        ("memory", "64Gi", "64Gi"),
+        ("ephemeral-storage", "900G", "838Gi"),
+        ("hugepages-2Mi", "1Gi", "1Gi"),
+        ("nvidia.com/gpu", "16", "16"),
+        ("pods", "110", "110"),
+    ],
+)
+def test_amounts_read_as_a_person_reads_them(name: str, quantity: str, text: str) -> None:
+    assert human_amount(name, parse_quantity(quantity)) == text
+
+
+def test_a_fraction_of_a_core_is_never_shown_as_nothing() -> None:
+    assert human_amount("cpu", Fraction(1, 10**6)) == "<0.001"
+
+
+def lines(rows: list[list[str]], notes: dict[int, str]) -> list[str]:
+    table = [[seg(cell) for cell in row] for row in rows]
+    return [plain(line) for line in align_with_notes(table, {i: seg(text) for i, text in notes.items()})]
+
+
+def test_a_note_row_spans_the_line_after_the_first_column() -> None:
+    rows = [["CLUSTER", "NAME", "AGE"], ["a", "web", "5s"], ["gone", "", ""], ["b", "api", "1m"]]
+    out = lines(rows, {2: "(not read: cannot reach https://127.0.0.1:9: connection refused)"})
+    assert out == [
+        "CLUSTER   NAME   AGE",
+        "a         web    5s",
+        "gone      (not read: cannot reach https://127.0.0.1:9: connection refused)",
+        "b         api    1m",
+    ]
+
+
+def test_without_notes_it_is_align() -> None:
+    rows = [["A", "B"], ["long cell", "x"]]
+    table = [[seg(cell) for cell in row] for row in rows]
+    assert [plain(line) for line in align_with_notes(table, {})] == [plain(line) for line in align(table)]
