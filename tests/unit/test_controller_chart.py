@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +40,26 @@ def test_the_chart_carries_the_projects_crd() -> None:
     ).read_text()
 
 
-def test_the_chart_carries_the_manifests_rules() -> None:
+def test_the_manifests_carry_the_charts_rules() -> None:
+    """Without helm too: the rendered manifests' ClusterRole has the rules file's rules (the one place to edit)."""
     assert yaml.safe_load((CHART / "files" / "clusterrole-rules.yaml").read_text()) == _manifest_role()["rules"]
+
+
+def test_the_manifests_are_the_charts_rendering() -> None:
+    """deploy/controller/workload-map-controller.yaml is what scripts/render_deploy.py renders from the chart now
+    (byte for byte): an edit of the chart (its rules file) without rendering again, or an edit of the manifests by
+    hand, fails here with the diff."""
+    helm = _helm()
+    if helm is None:
+        pytest.skip(f"no helm (scripts/helm.sh builds helm {HELM_VERSION})")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "render_deploy.py"), "--check", "--helm", helm],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def _render(*values: str) -> list[dict[str, Any]]:
