@@ -285,6 +285,13 @@ def test_wmap_gang_text_prints_the_tree(tmp_path: Path) -> None:
     ]
 
 
+def test_wmap_gang_text_counts_one_pod_as_one_pod(tmp_path: Path) -> None:
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "catalog" / "batch-job-v1" / "workload.yaml"
+    result = wmap("gang", "-f", str(fixture), "-o", "text", home=tmp_path)
+    assert result.code == 0, result.stderr
+    assert result.stdout.splitlines()[1] == "gang eval-shards   requires 1 pod · min nvidia.com/gpu 2"
+
+
 def test_text_is_for_the_plan_only(tmp_path: Path) -> None:
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "gang" / "jobset.yaml"
     result = wmap("gang", "-f", str(fixture), "--format", "kai", "-o", "text", home=tmp_path)

@@ -26,6 +26,10 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def _pods(count: int) -> str:
+    return f"{count} pod{'s' * (count != 1)}"
+
+
 def _requirement(node: Mapping[str, Any], children: int) -> str:
     if "minSubGroup" in node:
         return f"{_count(node['minSubGroup'])} of {children} sub-groups"
@@ -51,11 +55,11 @@ def _gang_lines(gang: Mapping[str, Any]) -> list[Line]:
     children: dict[str | None, list[Mapping[str, Any]]] = {}
     for node in nodes:
         children.setdefault(node.get("parent"), []).append(node)
-    head = f"requires {_count(gang.get('minMember'))} pods"
+    head = f"requires {_pods(_count(gang.get('minMember')))}"
     if nodes and gang.get("minSubGroup") is not None:
         top = len(children.get(None, []))
         at_least = _count(gang.get("minMember"))
-        head = f"requires {_count(gang['minSubGroup'])} of {top} sub-groups · at least {at_least} pods"
+        head = f"requires {_count(gang['minSubGroup'])} of {top} sub-groups · at least {_pods(at_least)}"
     resources = _resources(gang)
     if resources:
         head += f" · min {resources}"
