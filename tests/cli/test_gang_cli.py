@@ -190,6 +190,22 @@ def test_a_type_no_definition_covers_is_exit_4(tmp_path: Path) -> None:
     assert "no definition covers serving.example.com/v1/InferenceGraph" in result.stderr
 
 
+def test_a_custom_resource_without_pod_containers_is_named_not_called_no_workload(tmp_path: Path) -> None:
+    """A custom resource whose pods the manifest does not show (a NIMPipeline, a NemoCustomizer) is one a
+    definition could cover: named with what to do, as describe names it, not "no workload in the input"."""
+    manifest = tmp_path / "widget.yaml"
+    manifest.write_text("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {replicas: 2}\n")
+    result = wmap("-f", str(manifest), home=tmp_path)
+    assert result.code == 4
+    assert result.stderr.splitlines()[0] == f'error: no definition covers example.com/v1/Widget "w" ({manifest})'
+    assert "--definitions" in result.stderr
+    config_map = tmp_path / "cm.yaml"
+    config_map.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    plainly = wmap("-f", str(config_map), home=tmp_path)
+    assert plainly.code == 4
+    assert plainly.stderr.splitlines()[0] == "error: no workload in the input"
+
+
 def test_usage_errors_are_exit_2(tmp_path: Path) -> None:
     assert wmap(home=tmp_path).code == 2
     assert wmap("-f", str(FIXTURES / "jobset.yaml"), "--format", "yunikorn", home=tmp_path).code == 2

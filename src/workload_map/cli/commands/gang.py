@@ -25,7 +25,7 @@ from workload_map.cli.context import Reporter, State, state
 from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import CLIError, NoDefinition, UsageError
 from workload_map.cli.jqmode import definition_policy
-from workload_map.cli.manifests import Manifest, read_manifests, related_objects
+from workload_map.cli.manifests import NOT_WORKLOADS, Manifest, read_manifests, related_objects
 from workload_map.cli.options import (
     ConnectionOptions,
     OutputSpec,
@@ -136,12 +136,17 @@ def _resolve_all(
     `report`, or are the error when nothing is covered."""
     found: list[ResolvedWorkload] = []
     uncovered: list[Manifest] = []
+    unknown: list[Manifest] = []  # no pod containers, but not a known non-workload kind (a ConfigMap) either
     for item in from_manifests(manifests, registry, definition_policy, related):
         if isinstance(item, Failed):
             raise CLIError(f"{item.manifest.label}: {item.error}")
         if isinstance(item, Uncovered):
-            if item.manifest.workload_like and item.referenced_by is None:  # not a TrainJob's runtime
+            if item.referenced_by is not None:  # a TrainJob's runtime
+                continue
+            if item.manifest.workload_like:
                 uncovered.append(item.manifest)
+            elif item.manifest.kind not in NOT_WORKLOADS:
+                unknown.append(item.manifest)
         elif isinstance(item, Duplicate):
             report.warn(duplicate_message(item))
         elif not isinstance(item, Untyped):
@@ -157,6 +162,13 @@ def _resolve_all(
     if not found:
         if uncovered:
             raise NoDefinition("no workload of the input is covered by a definition", hint=NO_DEFINITION_HINT)
+        if len(unknown) == 1:  # a custom resource whose pods we cannot see: say what to do, as describe does
+            manifest = unknown[0]
+            name = f' "{manifest.name}"' if manifest.name else ""
+            message = f"no definition covers {manifest.gvk_text}{name} ({manifest.label})"
+            raise NoDefinition(message, hint=NO_DEFINITION_HINT)
+        if unknown:
+            raise NoDefinition("no document of the input is covered by a definition", hint=NO_DEFINITION_HINT)
         raise NoDefinition("no workload in the input", hint="-f reads workload manifests (a PyTorchJob, a JobSet, ...)")
     return found
 
