@@ -292,6 +292,20 @@ def test_wmap_gang_text_counts_one_pod_as_one_pod(tmp_path: Path) -> None:
     assert result.stdout.splitlines()[1] == "gang eval-shards   requires 1 pod · min nvidia.com/gpu 2"
 
 
+def test_wmap_gang_text_lists_an_unplaced_pod_with_its_reason(tmp_path: Path) -> None:
+    broken = copy.deepcopy(pods("jobset")[1])
+    del broken["metadata"]["labels"]["jobset.sigs.k8s.io/job-index"]
+    pods_file = tmp_path / "pods.yaml"
+    pods_file.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [broken]}))
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "gang" / "jobset.yaml"
+    result = wmap("gang", "-f", str(fixture), "--pods", str(pods_file), "-o", "text", home=tmp_path)
+    assert result.code == 0, result.stderr
+    name = broken["metadata"]["name"]
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("unplaced ")]
+    assert line.startswith(f"unplaced {name}: ") and "replica key" in line
+    assert f"pod {name} is in no gang" in result.stderr
+
+
 def test_text_is_for_the_plan_only(tmp_path: Path) -> None:
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "gang" / "jobset.yaml"
     result = wmap("gang", "-f", str(fixture), "--format", "kai", "-o", "text", home=tmp_path)
