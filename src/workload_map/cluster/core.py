@@ -78,6 +78,10 @@ class Call:
     accept: str = JSON
     body: bytes | None = None
     content_type: str | None = None
+    # a LIST page: its items decoded one by one, each checked for nesting (`listdecode`); `lean`: without their
+    # managedFields (what informers keep)
+    list_page: bool = False
+    lean: bool = False
 
     @property
     def headers(self) -> dict[str, str]:
@@ -158,7 +162,7 @@ def list_pages_op(
     if chunk_size > 0:
         query["limit"] = str(chunk_size)
     while True:
-        answer = yield Call("GET", path, op=op, params=dict(query), accept=accept)
+        answer = yield Call("GET", path, op=op, params=dict(query), accept=accept, list_page=True)
         if not isinstance(answer, dict):
             raise ApiError(f"GET {path}: the server answered a list that is not an object", status=200)
         page(answer)
@@ -224,13 +228,19 @@ def interpret(context: KubeContext, call: Call, status: int, content: bytes, con
     """The decoded JSON body of an answer; raises the `ClusterError` a status of 400 or more means."""
     import msgspec
 
+    from workload_map.cluster.listdecode import NestedTooDeepError, decode_list_page
+
     if status >= 400:
         raise status_error(context, status, content, call.op, call.method, call.path)
     if not content:
         return {}
     try:
         with gc_paused():
+            if call.list_page:
+                return decode_list_page(content, lean=call.lean)
             return msgspec.json.decode(content)
+    except NestedTooDeepError as exc:
+        raise ApiError(f"{call.method} {call.path}: {exc}", status=status) from None
     except msgspec.DecodeError:
         raise ApiError(
             f"{call.method} {call.path}: the server answered {status} with something that is not JSON "

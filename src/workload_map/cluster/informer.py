@@ -436,7 +436,16 @@ class InformerCore:
         if self._continue:
             params["continue"] = self._continue
         accept = METADATA_LIST if self.resource.metadata_only else JSON
-        return Call("GET", self.resource.path, op=self.resource.operation, params=params, accept=accept)
+        # items decoded one by one without their managedFields: a page's peak is one object with them, not 500
+        return Call(
+            "GET",
+            self.resource.path,
+            op=self.resource.operation,
+            params=params,
+            accept=accept,
+            list_page=True,
+            lean=True,
+        )
 
     def _watch(self) -> Watch:
         self.state = "watching"

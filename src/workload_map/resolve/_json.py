@@ -105,6 +105,12 @@ def _non_finite(value: Any) -> bool:
         return True
 
 
+def nested_too_deep(value: Any, data: bytes) -> bool:
+    """Whether `value`, a plain-JSON value whose JSON text is `data`, nests more than MAX_DEPTH levels deep
+    (`workload_map.cluster` checks each listed object with it)."""
+    return _too_deep(value, data)
+
+
 def _too_deep(value: Any, data: bytes) -> bool:
     """Whether `value` (encoded as `data`) nests arrays and objects more than MAX_DEPTH levels deep.
 
