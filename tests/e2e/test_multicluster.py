@@ -265,6 +265,22 @@ def test_place_skips_an_unreachable_cluster_with_a_warning(clusters: Any, kubeco
     assert "warning: cluster gone:" in result.stderr
 
 
+def test_place_escapes_what_it_quotes_from_the_manifest(clusters: Any, kubeconfig: Path, tmp_path: Path) -> None:
+    """A reason quotes the manifest (its name, a nodeSelector): escaped in the table, never raw."""
+    obj = yaml.safe_load(lws(tmp_path, 2).read_text())
+    obj["metadata"]["name"] = "evil\x1b]0;pwned\x07"
+    obj["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["nodeSelector"] = {"k\x1b[2J": "v\x9b"}
+    path = tmp_path / "evil-lws.yaml"
+    path.write_text(yaml.safe_dump(obj))
+    result = wmap(kubeconfig, tmp_path, "place", "-f", str(path), "--context", "mc2")
+    assert result.code == 1
+    raw = [char for char in result.output if (ord(char) < 0x20 and char != "\n") or 0x7F <= ord(char) < 0xA0]
+    assert not raw, result.output
+    (row,) = [line for line in result.stdout.splitlines() if line.startswith("mc2 ")]
+    assert "LeaderWorkerSet/evil\\x1b]0;pwned\\x07: gang " in row
+    assert "nodeSelector k\\x1b[2J=v\\x9b does not match on 4 nodes" in row
+
+
 def test_place_a_workload_read_from_a_cluster(
     servers: dict[str, ApiServer], clusters: Any, kubeconfig: Path, tmp_path: Path
 ) -> None:

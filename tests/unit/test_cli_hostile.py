@@ -49,6 +49,36 @@ def test_names_with_escape_sequences_are_printed_escaped_in_the_tree(wmap: Wmap,
     assert not any(line.startswith("error:") for line in result.stdout.splitlines())
 
 
+def test_the_gang_tree_escapes_names_roles_and_pods(wmap: Wmap, tmp_path: Path) -> None:
+    """`wmap gang -o text` prints the workload's name, its roles (from the spec) and the pods' names (from --pods):
+    all of them escaped, never a raw control character."""
+    job = yaml.safe_load((EXAMPLES / "jobset.yaml").read_text(encoding="utf-8"))
+    job["metadata"]["name"] = "evil\x1b]0;pwned\x07"
+    job["spec"]["replicatedJobs"][1]["name"] = "w\x1b[2J\x9b"
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "p\x1b[31m\u202e",
+            "namespace": "ml-team",
+            "labels": {  # the JobSet's pod without its job index: listed as unplaced, by name
+                "jobset.sigs.k8s.io/jobset-name": job["metadata"]["name"],
+                "jobset.sigs.k8s.io/replicatedjob-name": job["spec"]["replicatedJobs"][1]["name"],
+            },
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "u", "controller": True}],
+        },
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
+    manifest = write(tmp_path / "evil-jobset.yaml", yaml.safe_dump(job))
+    pods = write(tmp_path / "evil-pods.yaml", yaml.safe_dump(pod))
+    result = wmap("gang", "-f", manifest, "--pods", pods, "-o", "text")
+    assert result.code == 0, result.stderr
+    assert_terminal_safe(result.output)
+    assert "evil\\x1b]0;pwned\\x07" in result.stdout.splitlines()[0]
+    assert "replicatedjob w\\x1b[2J\\x9b" in result.stdout
+    assert "unplaced p\\x1b[31m\\u202e: " in result.stdout
+
+
 def test_machine_output_carries_no_raw_control_characters(wmap: Wmap, tmp_path: Path) -> None:
     path = evil_pytorchjob(tmp_path)
     as_json = wmap("describe", "-f", path, "-o", "json")
