@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -504,6 +505,95 @@ def test_a_pod_group_edited_or_deleted_by_someone_else_is_put_back(
     again = eventually(recreated, "the deleted PodGroup created again", [controller])
     assert again["spec"] == expected
     assert again["metadata"]["ownerReferences"][0]["uid"] == jobset["metadata"]["uid"]
+
+
+def test_a_pod_group_whose_label_was_removed_is_adopted_back(
+    api_server: ApiServer, kube: httpx.Client, make_namespace: Any, start_controller: Callable[..., Controller]
+) -> None:
+    """Someone removes the managed-by label from our PodGroup (and edits its spec): the grouper's LIST no longer
+    shows it, its create is refused (the name is taken), and the object, owned by the workload, is adopted back:
+    the same object (uid) gets the label and the plan's spec again, with no Event and no endless retry."""
+    namespace = make_namespace("wmap-ctrl")
+    controller = start_controller(
+        "--leader-elect=false", "--karta-operator=false", "--scheduler", "kai", "--namespaces", namespace
+    )
+    jobset, _ = _install_unscheduled_jobset(api_server, namespace)
+    expected = _expected_spec(jobset)
+    (group,) = eventually(lambda: _pod_groups(kube, namespace), "the KAI PodGroup", [controller])
+    path = f"{KAI_PODGROUPS.format(ns=namespace)}/llm-pretrain"
+    changed = copy.deepcopy(expected["subGroups"])
+    next(g for g in changed if "minMember" in g)["minMember"] += 1
+    edited = expect(
+        kube.patch(
+            path,
+            content=json.dumps(
+                {"metadata": {"labels": {"app.kubernetes.io/managed-by": None}}, "spec": {"subGroups": changed}}
+            ),
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+    )
+    assert "app.kubernetes.io/managed-by" not in (edited["metadata"].get("labels") or {})
+
+    def adopted() -> dict[str, Any] | None:
+        current = expect(kube.get(path))
+        labels = current["metadata"].get("labels") or {}
+        return current if labels.get("app.kubernetes.io/managed-by") == "workload-map" else None
+
+    again = eventually(adopted, "the PodGroup adopted back", [controller])
+    assert again["metadata"]["uid"] == group["metadata"]["uid"]
+    assert again["spec"] == expected
+    assert "adopted back" in controller.output()
+    conflicts = [e for e in _events(kube, "llm-pretrain", namespace) if e["reason"] == "PodGroupConflict"]
+    assert conflicts == []
+
+
+def _writes(controller: Controller, verb: str, kind: str) -> int:
+    text = controller.get(controller.metrics, "/metrics").text
+    found = re.findall(rf'workloadmap_controller_writes_total\{{verb="{verb}",kind="{kind}"\}} (\d+)', text)
+    return sum(int(n) for n in found)
+
+
+def test_someone_elses_pod_group_with_our_name_is_reported_not_retried(
+    api_server: ApiServer, kube: httpx.Client, make_namespace: Any, start_controller: Callable[..., Controller]
+) -> None:
+    """A PodGroup with the name the plan writes, not owned by the workload and without our label: left as it
+    is, a PodGroupConflict Event on the workload names it, and the create is not retried on its own."""
+    namespace = make_namespace("wmap-ctrl")
+    theirs = expect(
+        kube.post(
+            KAI_PODGROUPS.format(ns=namespace),
+            json={
+                "apiVersion": "scheduling.run.ai/v2alpha2",
+                "kind": "PodGroup",
+                "metadata": {"name": "llm-pretrain", "labels": {"team": "theirs"}},
+                "spec": {"minMember": 1},
+            },
+        )
+    )
+    controller = start_controller(
+        "--leader-elect=false", "--karta-operator=false", "--scheduler", "kai", "--namespaces", namespace
+    )
+    jobset, _ = _install_unscheduled_jobset(api_server, namespace, pods_too=False)
+    events = eventually(
+        lambda: [e for e in _events(kube, "llm-pretrain", namespace) if e["reason"] == "PodGroupConflict"],
+        "a PodGroupConflict Event",
+        [controller],
+    )
+    assert all(e["involvedObject"]["uid"] == jobset["metadata"]["uid"] for e in events)
+    assert any("PodGroup llm-pretrain exists and is not owned by the workload" in e["message"] for e in events)
+
+    def settled() -> int | None:  # the reconciles the JobSet's own changes cause are done
+        before = _writes(controller, "create", "PodGroup")
+        time.sleep(1.0)
+        after = _writes(controller, "create", "PodGroup")
+        return after if after == before and after > 0 else None
+
+    attempts = eventually(settled, "the grouper's creates settled", [controller])
+    time.sleep(4.0)  # the work queue's backoff (0.5 s, doubling) would have retried at least twice by now
+    assert _writes(controller, "create", "PodGroup") == attempts
+    current = expect(kube.get(f"{KAI_PODGROUPS.format(ns=namespace)}/llm-pretrain"))
+    assert current["metadata"]["resourceVersion"] == theirs["metadata"]["resourceVersion"]
+    assert current["spec"] == theirs["spec"]
 
 
 def test_dry_run_writes_nothing(

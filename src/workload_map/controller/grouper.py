@@ -366,7 +366,7 @@ class PodGrouper:
             try:
                 await self.writer.create(resource.collection_path(namespace), obj)
             except Conflict:
-                self.queue.retry(uid)  # created meanwhile (another reconcile): compare again
+                updates += await self._name_taken(uid, namespace, resource, obj)
         for obj in updates:
             resource = paths[(str(obj["apiVersion"]), str(obj["kind"]))]
             await self.writer.replace(resource.object_path(obj["metadata"]["name"], namespace), obj)
@@ -376,6 +376,33 @@ class PodGrouper:
             await self.writer.delete(
                 resource.object_path(name, namespace), what=f"{obj['kind']} {namespace}/{name}", kind=str(obj["kind"])
             )
+
+    async def _name_taken(
+        self, uid: str, namespace: str, resource: APIResource, wanted: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """A create refused because the name is taken by an object our LIST (by the managed-by label) did not
+        show: one whose label someone removed, or someone else's. Ours (owned by the workload: the name and the
+        owner say it is the one we write) is adopted back, replaced with our labels and spec (returned as an
+        update); someone else's is left alone, said once in a `PodGroupConflict` Event on the workload, and not
+        retried (the workload's next change, or a restart, tries again). Gone meanwhile: retried."""
+        name = str(wanted["metadata"]["name"])
+        try:
+            current = await self.client.get(resource.object_path(name, namespace))
+        except NotFound:
+            self.queue.retry(uid)
+            return []
+        current.setdefault("apiVersion", resource.api_version)
+        current.setdefault("kind", resource.kind)
+        _, updates, _, conflicts = changes([wanted], [current], uid)
+        workload = self.index.workloads[uid]
+        for line in conflicts:
+            message = f"{line} (its {MANAGED_BY} label is not set either): not written, not retried"
+            await self._tell(workload, "PodGroupConflict", message)
+        if updates:
+            log.info(
+                "pod grouper: %s %s/%s adopted back (its managed-by label was removed)", resource.kind, namespace, name
+            )
+        return updates
 
     async def _link_pods(self, wanted: Grouping) -> None:
         for key, patch in sorted(wanted.pod_patches.items()):
