@@ -1,14 +1,15 @@
 """Issue 20's human quantities outside the tree (`resources.human_amount`: capacity tables, placement reasons) and
 the multi-cluster tables' warning rows (`align_with_notes`: a cluster that could not be read is one line that never
-widens the other rows' columns)."""
+widens the other rows' columns), and columns measured as the terminal shows them (escaped)."""
 
 from __future__ import annotations
 
+import io
 from fractions import Fraction
 
 import pytest
 
-from workload_map.cli.render.text import align, align_with_notes, plain, seg
+from workload_map.cli.render.text import align, align_with_notes, plain, seg, write_lines
 from workload_map.resources import human_amount, parse_quantity
 
 
@@ -55,3 +56,15 @@ def test_without_notes_it_is_align() -> None:
     rows = [["A", "B"], ["long cell", "x"]]
     table = [[seg(cell) for cell in row] for row in rows]
     assert [plain(line) for line in align_with_notes(table, {})] == [plain(line) for line in align(table)]
+
+
+def test_columns_after_an_escaped_cell_stay_aligned() -> None:
+    """A control character in untrusted text is printed escaped (`\\x1b`: four characters): the column is as
+    wide as what the terminal shows, so the next column starts where the header's does."""
+    rows = [["NAME", "ORIGIN"], ["w\x1b[2J", "catalog"], ["plain", "catalog"]]
+    table = [[seg(cell) for cell in row] for row in rows]
+    buffer = io.StringIO()
+    write_lines(align(table), buffer, color=False)
+    lines = buffer.getvalue().splitlines()
+    assert lines[1] == "w\\x1b[2J   catalog"
+    assert {line.index("catalog") if "catalog" in line else line.index("ORIGIN") for line in lines} == {11}

@@ -62,7 +62,7 @@ def align(rows: Sequence[Sequence[Cell]], padding: int = 3, min_width: int = 0) 
     widths = [0] * columns
     for row in rows:
         for index, cell in enumerate(row):
-            widths[index] = max(widths[index], len(plain(cell)))
+            widths[index] = max(widths[index], shown_width(cell))
     out: list[Line] = []
     for row in rows:
         # The last non-empty cell ends the line (no padding after it).
@@ -72,9 +72,16 @@ def align(rows: Sequence[Sequence[Cell]], padding: int = 3, min_width: int = 0) 
             line.extend(cell)
             if index < last:
                 width = max(widths[index] + padding, min_width)
-                line.append((" " * (width - len(plain(cell))), ""))
+                line.append((" " * (width - shown_width(cell)), ""))
         out.append(line)
     return out
+
+
+def shown_width(cell: Cell) -> int:
+    """How many characters `cell` takes once `write_lines` has escaped it: a control character in untrusted text
+    is printed as `\\x1b`, so the columns after it stay aligned."""
+    text = plain(cell)
+    return len(text) if text.isprintable() else len(safe_text(text, None))
 
 
 def align_with_notes(
@@ -86,10 +93,10 @@ def align_with_notes(
     lines = align(rows, padding=padding, min_width=min_width)
     if not notes:
         return lines
-    width = max(max((len(plain(row[0])) for row in rows if row), default=0) + padding, min_width)
+    width = max(max((shown_width(row[0]) for row in rows if row), default=0) + padding, min_width)
     for index, note in notes.items():
         first = list(rows[index][0]) if rows[index] else []
-        lines[index] = [*first, (" " * (width - len(plain(first))), ""), *note]
+        lines[index] = [*first, (" " * (width - shown_width(first)), ""), *note]
     return lines
 
 
