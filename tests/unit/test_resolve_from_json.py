@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from workload_map.catalog import builtin_registry
+from workload_map.errors import ArgumentTypeError
 from workload_map.resolve import InvalidObjectError, Workload, _json, resolve
 from workload_map.resolve import workload as workload_module
 
@@ -89,3 +90,11 @@ def test_with_the_flag_only_a_dict_is_read_in_place() -> None:
     assert _everything(workload) == _everything(Workload(karta.karta, obj))
     with pytest.raises(InvalidObjectError, match="must be a mapping"):
         Workload(karta.karta, [obj], from_json=True)  # type: ignore[arg-type]
+
+
+def test_the_flag_must_be_a_bool() -> None:
+    obj = json.loads(_json_text(CASES[0]))
+    karta = builtin_registry().for_object(obj)
+    assert karta is not None
+    with pytest.raises(ArgumentTypeError, match="from_json"):
+        Workload(karta.karta, obj, from_json="yes")  # type: ignore[arg-type]

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from workload_map._limits import MAX_DEPTH
+from workload_map.errors import WorkloadMapError
 
 
 class _Page(msgspec.Struct):
@@ -34,7 +35,7 @@ _PAGE = msgspec.json.Decoder(_Page)
 _ITEM = msgspec.json.Decoder()
 
 
-class NestedTooDeepError(ValueError):
+class NestedTooDeepError(WorkloadMapError, ValueError):
     """An item of the list nests past MAX_DEPTH; `index` is its place in the page, `name` its metadata.name."""
 
     def __init__(self, index: int, name: str) -> None:

@@ -71,6 +71,8 @@ class Workload:
             raise ArgumentTypeError("definition", "a Karta (see workload_map.load_definitions)", definition)
         if policy is not None and not isinstance(policy, EvaluationPolicy):
             raise ArgumentTypeError("policy", "a workload_map.jq.EvaluationPolicy or None", policy)
+        if type(from_json) is not bool:
+            raise ArgumentTypeError("from_json", "True or False", from_json)
         related = _related(related)
         if validate:
             _check_definition(definition)
@@ -86,7 +88,7 @@ class Workload:
         # A plain-JSON object is read in place (never changed: reads convert what they need, writes copy); any
         # other is copied once, which also names what JSON cannot carry. A decoder's fresh output needs no check:
         # the check's encode was a fifth of resolving the status alone (benchmarks/RESULTS.md).
-        shared = (from_json is True and type(obj) is dict) or shareable(obj)
+        shared = (from_json and type(obj) is dict) or shareable(obj)
         try:
             document: dict[str, Any] = obj if shared else json_copy(obj)  # type: ignore[assignment]
         except NotJSONError as exc:
