@@ -182,6 +182,12 @@ def test_objects_that_need_no_gang_are_skipped_in_a_stream(tmp_path: Path) -> No
     assert result.code == 0, result.stderr
     assert [doc["metadata"]["name"] for doc in documents(result)] == ["train"]
     assert "skipped 5 objects that need no gang: Pod/mnist-ddp-master-0" in result.stderr
+    deployment = (CATALOG / "apps-deployment-v1" / "workload.yaml").read_text()
+    mixed = wmap(
+        "-f", "-", "-o", "text", home=tmp_path, stdin=(FIXTURES / "jobset.yaml").read_text() + "\n---\n" + deployment
+    )
+    assert mixed.code == 0, mixed.stderr
+    assert "skipped 1 object that needs no gang: Deployment/embed-svc" in mixed.stderr
 
 
 def test_a_type_no_definition_covers_is_exit_4(tmp_path: Path) -> None:

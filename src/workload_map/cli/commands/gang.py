@@ -325,7 +325,10 @@ def gang(
     if plannable and len(plannable) < len(pairs):  # e.g. a JobSet with its pods in one file: skip the Pods
         skipped = [_short(workload) for (workload, _), reason in zip(pairs, reasons, strict=True) if reason]
         shown = ", ".join(skipped[:10]) + (f", and {len(skipped) - 10} more" if len(skipped) > 10 else "")
-        state().note(f"skipped {len(skipped)} object{'s' * (len(skipped) != 1)} that need no gang: {shown}")
+        one = len(skipped) == 1
+        state().note(
+            f"skipped {len(skipped)} object{'' if one else 's'} that need{'s' if one else ''} no gang: {shown}"
+        )
         pairs = plannable
     for workload, pods_of in pairs:
         documents.extend(gang_documents(workload, pods_of, options, report))
