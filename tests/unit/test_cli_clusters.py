@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,30 @@ def test_a_context_past_its_deadline_is_an_error_and_the_others_still_answer() -
         release.set()
     assert [(a.context, a.value, a.error) for a in answers] == [
         ("slow", None, "no answer within 0.2s"),
+        ("fast", "FAST", None),
+    ]
+
+
+def test_a_cluster_behind_a_hung_one_has_the_same_deadline_from_the_start() -> None:
+    """Every cluster's deadline counts from the start: one that answers after it is an error even when an earlier
+    one in the list timed out first (waiting a deadline per cluster in turn let it through, and made the command
+    wait a deadline per hung cluster)."""
+    release = threading.Event()
+
+    def ask(context: str) -> str:
+        if context == "hung":
+            release.wait(10)
+        elif context == "late":
+            time.sleep(0.45)  # past the 0.3 s deadline, yet within two of them
+        return context.upper()
+
+    try:
+        answers = each_context(["hung", "late", "fast"], ask, deadline=0.3)
+    finally:
+        release.set()
+    assert [(a.context, a.value, a.error) for a in answers] == [
+        ("hung", None, "no answer within 0.3s"),
+        ("late", None, "no answer within 0.3s"),
         ("fast", "FAST", None),
     ]
 

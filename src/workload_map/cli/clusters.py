@@ -13,6 +13,7 @@ were given.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -82,10 +83,13 @@ def each_context(contexts: Sequence[str], ask: Callable[[str], T], *, deadline: 
     pool = ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(contexts)) or 1, thread_name_prefix="wmap-cluster")
     try:
         futures = [pool.submit(one, context) for context in contexts]
+        # one end for all, counted from the start: waiting `deadline` per future, in turn, let a cluster behind a
+        # hung one answer long after its own deadline (and the command wait a deadline per hung cluster)
+        end = None if deadline is None else time.monotonic() + deadline
         answers: list[ClusterAnswer[T]] = []
         for context, future in zip(contexts, futures, strict=True):
             try:
-                answers.append(future.result(timeout=deadline))
+                answers.append(future.result(timeout=None if end is None else max(0.0, end - time.monotonic())))
             except FutureTimeout:
                 answers.append(ClusterAnswer(context, error=f"no answer within {deadline:g}s"))
         return answers
