@@ -1112,6 +1112,86 @@ def test_the_controller_serves_each_user_what_their_token_may_list(
     assert controller.stop() == 0
 
 
+def test_the_dashboard_follows_kartas_live(
+    api_server: ApiServer,
+    kube: httpx.Client,
+    kartas: list[str],
+    make_namespace: Any,
+    start_controller: Callable[..., Controller],
+) -> None:
+    """The dashboard in the controller follows the cluster's Kartas with no restart: a Widget (a kind no
+    definition covers) appears once a Karta for it is applied, is read through the Karta's new version after an
+    edit, and leaves the dashboard when the Karta is deleted."""
+    suffix = uuid.uuid4().hex[:8]
+    group, name = f"dash{suffix}.example.com", f"widgets-{suffix}"
+    namespace = make_namespace("wmap-ctrl")
+    crd = _widget_crd(group)
+    expect(kube.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd), 201)
+    try:
+        api_server.wait_crd_established(f"widgets.{group}")
+        widgets = f"/apis/{group}/v1/namespaces/{namespace}/widgets"
+        expect(kube.post(widgets, json={"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "w1"}}))
+        admin = api_server._admin["token"]
+        port = _free_port()
+        controller = start_controller(
+            "--leader-elect=false",
+            "--enable-webhook=false",
+            "--pod-grouper=false",
+            "--karta-operator=false",
+            "--namespaces",
+            namespace,
+            "--dashboard-bind-address",
+            f"127.0.0.1:{port}",
+        )
+
+        def get(path: str) -> Any:
+            answer = httpx.get(
+                f"http://127.0.0.1:{port}{path}", headers={"Authorization": f"Bearer {admin}"}, timeout=30
+            )
+            assert answer.status_code == 200, answer.text
+            return answer.json()
+
+        def widgets_shown() -> list[str]:
+            return [i["name"] for i in get("/api/v1/workloads")["items"] if i["kind"] == "Widget"]
+
+        def definition() -> dict[str, Any] | None:
+            return next((d for d in get("/api/v1/definitions")["items"] if d["group"] == group), None)
+
+        eventually(lambda: get("/api/v1/definitions")["items"], "the dashboard answering", [controller])
+        assert widgets_shown() == [] and definition() is None
+
+        expect(kube.post(KARTAS, json=_karta(name, group)), 201)
+        kartas.append(name)
+        eventually(lambda: widgets_shown() == ["w1"], "the Widget shown after its Karta", [controller])
+        shown = definition()
+        assert shown is not None and (shown["name"], shown["origin"], shown["watched"]) == (name, "cluster", True)
+        assert "watching Widget too: a definition covers it now" in controller.output()
+        before = get(f"/api/v1/workloads/{namespace}/Widget/w1")
+        assert before["definition"] == name and before["phase"] != "Running"
+
+        # an edit: a status mapping that says Running; the view is computed again through the new definition
+        karta = expect(kube.get(f"{KARTAS}/{name}"))
+        root = karta["spec"]["structureDefinition"]["rootComponent"]
+        root["statusDefinition"]["statusMappings"] = {
+            "running": [{"byExpression": {"expression": "true", "expectedResult": "true"}}]
+        }
+        expect(kube.put(f"{KARTAS}/{name}", json=karta))
+        eventually(
+            lambda: get(f"/api/v1/workloads/{namespace}/Widget/w1")["phase"] == "Running",
+            "the Widget read through the edited Karta",
+            [controller],
+        )
+
+        expect(kube.delete(f"{KARTAS}/{name}"))
+        kartas.remove(name)
+        eventually(lambda: widgets_shown() == [], "the Widget gone after its Karta", [controller])
+        assert definition() is None
+        assert "not watching Widget any more" in controller.output()
+        assert controller.stop() == 0
+    finally:
+        kube.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}")
+
+
 # --- least privilege ------------------------------------------------------------------------------------------
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "deploy" / "controller" / "workload-map-controller.yaml"

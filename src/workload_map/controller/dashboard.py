@@ -5,20 +5,28 @@ every data route behind the user's token (TokenReview, then a SubjectAccessRevie
 may.
 
 Every replica serves (it is read-only, not leader work). The definitions are the cluster's Kartas over the
-built-in catalog, read once at start (a Karta added later is served after a restart; the pod grouper follows
-Kartas live); discovery is read once too, and the engine watches CRDs for types installed later.
+built-in catalog, followed live: a Karta informer (on every replica, as the dashboard is; the operator's and the
+grouper's run only on the leader) hands each new set to the engine (`Engine.set_definitions`), so a Karta added,
+changed or deleted takes effect without a restart: a kind it covers is watched, its workloads read through the
+new definition, a kind no definition covers any more leaves the dashboard. Discovery is read once at start, and
+the engine watches CRDs for types installed later.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from workload_map.catalog import DefinitionRegistry, builtin_definitions
 from workload_map.cluster.aio import AsyncApiClient
-from workload_map.cluster.definitions import definitions_op
+from workload_map.cluster.definitions import definitions_op, parse_cluster_kartas
 from workload_map.cluster.discovery import fetch_op
+from workload_map.cluster.errors import ClusterError
+from workload_map.cluster.informer import Change
+from workload_map.cluster.informer_aio import AsyncInformer
 from workload_map.controller.health import parse_bind_address
+from workload_map.controller.karta_operator import KARTAS
 from workload_map.controller.options import ControllerOptions
 from workload_map.jq import INPROCESS, EvaluationPolicy
 from workload_map.serve import ServeError
@@ -63,12 +71,40 @@ async def start_dashboard(client: AsyncApiClient, options: ControllerOptions) ->
     return server
 
 
-async def run_dashboard(server: Server, stop: asyncio.Event) -> None:
-    """Serve until `stop`; an engine that cannot go on (no covered type can be listed) is logged, and the
-    controller goes on without it."""
+def _registry(items: list[dict[str, Any]]) -> DefinitionRegistry:
+    found = parse_cluster_kartas(items)
+    for line in found.warnings:
+        log.warning("dashboard: %s", line)
+    return DefinitionRegistry([("cluster", found.definitions), ("catalog", builtin_definitions())])
+
+
+async def follow_kartas(client: AsyncApiClient, server: Server) -> None:
+    """Watch the cluster's Kartas and give the engine the definitions after every change (and after the first
+    LIST, which may already differ from the read at start). A watch that cannot go on (no Karta CRD, RBAC) is
+    logged; the dashboard goes on with the definitions it has."""
+    informer: AsyncInformer | None = None
+
+    def changed(_change: Change | None = None) -> None:
+        if informer is not None and informer.synced.is_set():
+            server.engine.set_definitions(_registry(list(informer.store)))
+
+    informer = AsyncInformer(client, KARTAS, on_change=changed, on_synced=lambda _synced: changed())
+    try:
+        await informer.run()
+    except ClusterError as exc:
+        log.warning("dashboard: not following Kartas (a change is served after a restart): %s", exc)
+
+
+async def run_dashboard(server: Server, stop: asyncio.Event, client: AsyncApiClient | None = None) -> None:
+    """Serve until `stop` (following the cluster's Kartas through `client`); an engine that cannot go on (no
+    covered type can be listed) is logged, and the controller goes on without it."""
+    following = asyncio.create_task(follow_kartas(client, server)) if client is not None else None
     try:
         await server.run(stop)
     except ServeError as exc:
         log.error("dashboard: stopped: %s", exc.message)
     finally:
+        if following is not None:
+            following.cancel()
+            await asyncio.gather(following, return_exceptions=True)
         await server.close()

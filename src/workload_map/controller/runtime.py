@@ -99,7 +99,7 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
         if dashboard is not None:
             from workload_map.controller.dashboard import run_dashboard
 
-            background.append(asyncio.create_task(run_dashboard(dashboard, stop)))
+            background.append(asyncio.create_task(run_dashboard(dashboard, stop, client)))
         if options.leader_elect:
             elector = LeaderElector(
                 client,

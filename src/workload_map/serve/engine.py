@@ -8,7 +8,10 @@ as in `wmap get --all-types`: an object whose controller is of a covered type (a
 is fed to the index as an owner, so its pods are filed under the top-level workload. Bare Pods are not workloads
 here. A view is recomputed only when its workload's resourceVersion or its pods' changed (`ResolutionCache`).
 CRDs are watched (metadata only, when RBAC allows): after a covered group's CRD is added or changed, discovery is
-read again and a type it now serves gets its informer.
+read again and a type it now serves gets its informer. The definitions can change while it runs
+(`set_definitions`, from a watch of the cluster's Kartas): a type newly covered gets its informer, a type whose
+definition changed has its views computed again with the new one, a type no longer covered stops being watched
+and its workloads leave the store.
 
 A type RBAC does not let us list is a warning and left out; pods that cannot be listed leave every workload
 without pods (a warning). When no covered type can be listed at all, `run()` raises `ServeError`.
@@ -17,6 +20,7 @@ without pods (a warning). When no covered type can be listed at all, `run()` rai
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -72,11 +76,12 @@ class _Target:
 
 @dataclass
 class _Item:
-    source: str  # a target's kind key, "pods" or "owners"
+    source: str  # a target's source ("group/kind#serial"), "pods", "owners", "crds", "discovery", "definitions"
     change: Change | None = None
     error: ClusterError | None = None
     synced: bool = False
     discovery: DiscoveryDocument | None = None
+    registry: DefinitionRegistry | None = None
 
 
 class Engine:
@@ -96,6 +101,11 @@ class Engine:
         self._tasks: list[asyncio.Task[None]] = []
         self._pending = 0
         self._targets: dict[tuple[str, str], _Target] = {}
+        self._sources: dict[tuple[str, str], str] = {}  # a target's key -> the source name its informer reports as
+        self._target_tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
+        self._serial = 0
+        self._discovery = config.discovery  # the latest read
+        self.store.registry = config.registry
         self._covered: set[tuple[str, str]] = set()
         self._owner_kinds: set[tuple[str, str]] = set()
         self._nested: set[str] = set()  # UIDs of covered objects owned by another covered object
@@ -138,9 +148,71 @@ class Engine:
             new.append((group, kind))
         return new
 
+    def set_definitions(self, registry: DefinitionRegistry) -> None:
+        """Use `registry` from now on (applied by the loop, between two batches of changes)."""
+        self._queue.put_nowait(_Item("definitions", registry=registry))
+
+    def _redefine(self, registry: DefinitionRegistry) -> set[str]:
+        """The workloads to compute again after the definitions changed to `registry`."""
+        self.config = dataclasses.replace(self.config, registry=registry)
+        self.store.registry = registry
+        self._covered = set()
+        for entry in registry.effective():
+            gvk = entry.gvk
+            if gvk is not None and gvk.kind and gvk.version:
+                self._covered.add((gvk.group, gvk.kind))
+        touched: set[str] = set()
+        for key, target in list(self._targets.items()):
+            watched = target.watched
+            found = registry.for_gvk(key[0], watched.version, key[1]) if key in self._covered else None
+            if found is None:
+                touched |= self._unwatch(key)
+                self.log(f"not watching {watched.kind} any more: no definition covers it")
+            elif found.karta != target.karta or found.origin != watched.origin:
+                watched.definition, watched.origin = found.karta.name, found.origin
+                self._targets[key] = dataclasses.replace(target, karta=found.karta)
+                for uid, kind in self._kind_of.items():
+                    if kind == key:
+                        self._cache.forget(uid)
+                        touched.add(uid)
+                self.log(f"{watched.kind} is read through {found.karta.name} ({found.origin}) now")
+        for key in self._plan(self._discovery):
+            self._start_target(key)
+            self.log(f"watching {key[1]} too: a definition covers it now")
+        return touched
+
+    def _unwatch(self, key: tuple[str, str]) -> set[str]:
+        """Stop watching a target's type; its workloads leave the index (and so the store)."""
+        target = self._targets.pop(key)
+        self._sources.pop(key, None)
+        task = self._target_tasks.pop(key, None)
+        if task is not None:
+            task.cancel()
+        if not target.watched.synced and target.watched.error is None:
+            self._pending -= 1  # its first LIST will never be reported now
+        self.store.types = [t for t in self.store.types if t is not target.watched]
+        self._owner_kinds.discard(key)
+        touched: set[str] = set()
+        for uid, kind in list(self._kind_of.items()):
+            if kind != key:
+                continue
+            del self._kind_of[uid]
+            self._cache.forget(uid)
+            workload = self.index.workloads.get(uid)
+            if workload is not None:
+                touched |= self.index.remove_workload(workload)
+            touched.add(uid)
+        return touched
+
     # --- running ------------------------------------------------------------------------------------------------
 
-    def _start(self, source: str, resource: WatchedResource) -> None:
+    def _start_target(self, key: tuple[str, str]) -> None:
+        self._serial += 1
+        source = f"{key[0]}/{key[1]}#{self._serial}"
+        self._sources[key] = source
+        self._target_tasks[key] = self._start(source, self._targets[key].resource)
+
+    def _start(self, source: str, resource: WatchedResource) -> asyncio.Task[None]:
         queue = self._queue
         informer = AsyncInformer(
             self.client,
@@ -159,15 +231,17 @@ class Engine:
                 queue.put_nowait(_Item(source, error=exc))
 
         self._pending += 1
-        self._tasks.append(asyncio.get_running_loop().create_task(run()))
+        task = asyncio.get_running_loop().create_task(run())
+        self._tasks.append(task)
+        return task
 
     async def run(self) -> None:
         """Watch until cancelled. Raises `ServeError` when no covered type can be listed."""
         self._plan(self.config.discovery)
         if not self._targets:
             raise ServeError("the cluster serves none of the workload types the definitions cover")
-        for (group, kind), target in self._targets.items():
-            self._start(f"{group}/{kind}", target.resource)
+        for key in list(self._targets):
+            self._start_target(key)
         self._start("crds", CRDS)
         namespace = self.config.namespace
         self._start(
@@ -205,11 +279,17 @@ class Engine:
         self.log(f"warning: {message}")
 
     def _take(self, item: _Item) -> set[str]:
+        if item.registry is not None:
+            return self._redefine(item.registry)
         if item.discovery is not None:
-            for group, kind in self._plan(item.discovery):
-                self._start(f"{group}/{kind}", self._targets[(group, kind)].resource)
-                self.log(f"watching {kind} too: its CRD was installed")
+            self._discovery = item.discovery
+            for new in self._plan(item.discovery):
+                self._start_target(new)
+                self.log(f"watching {new[1]} too: its CRD was installed")
             return set()
+        key = _split(item.source) if item.source not in _SHARED_SOURCES else None
+        if key is not None and self._sources.get(key) != item.source:
+            return set()  # from the informer of a type no longer watched (or watched again since)
         if item.error is not None:
             self._pending -= 1
             self._failed(item.source, item.error)
@@ -223,9 +303,8 @@ class Engine:
             return set()
         if item.synced:
             self._pending -= 1
-            if item.source not in ("pods", "owners"):
-                target = self._targets[_split(item.source)]
-                target.watched.synced = True
+            if key is not None:
+                self._targets[key].watched.synced = True
         if item.change is None:
             return set()
         change = item.change
@@ -234,7 +313,8 @@ class Engine:
             return self.index.remove_pod(change.object) if deleted else self.index.set_pod(change.object)
         if item.source == "owners":
             return self.index.remove_owner(change.object) if deleted else self.index.set_owner(change.object)
-        return self._workload_change(_split(item.source), change.object, deleted)
+        assert key is not None
+        return self._workload_change(key, change.object, deleted)
 
     def _workload_change(self, kind: tuple[str, str], obj: dict[str, Any], deleted: bool) -> set[str]:
         uid = uid_of(obj)
@@ -303,7 +383,7 @@ class Engine:
             if (group, kind) in self._owner_kinds:
                 continue
             self._owner_kinds.add((group, kind))
-            resource = self.config.discovery.preferred(group, kind)
+            resource = self._discovery.preferred(group, kind)
             if resource is None or not resource.can("list"):
                 continue  # not served: those pods stay unattributed, as in describe
             namespace = self.config.namespace if resource.namespaced else None
@@ -356,6 +436,10 @@ class Engine:
             return message
 
 
+_SHARED_SOURCES = frozenset({"pods", "owners", "crds", "discovery", "definitions"})
+
+
 def _split(source: str) -> tuple[str, str]:
-    group, _, kind = source.rpartition("/")
+    """A target's key from its source name (`group/kind#serial`)."""
+    group, _, kind = source.partition("#")[0].rpartition("/")
     return group, kind

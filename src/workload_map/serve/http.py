@@ -197,7 +197,7 @@ def make_app(
 
     async def definitions(request: web.Request) -> web.Response:
         await caller(request)
-        return _json(api.definitions(store, registry))
+        return _json(api.definitions(store, store.registry or registry))
 
     async def healthz(_: web.Request) -> web.Response:
         return web.Response(text="ok\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from workload_map.catalog import DefinitionRegistry
 from workload_map.view import WorkloadView
 
 __all__ = ["Store", "WatchedType", "WorkloadKey"]
@@ -44,6 +45,7 @@ class Store:
     warnings: list[str] = field(default_factory=list)
     generation: int = 0  # bumped by every applied batch: a reader's cheap "did anything change"
     resolve_errors: dict[str, str] = field(default_factory=dict)  # UID -> why the workload has no view
+    registry: DefinitionRegistry | None = None  # the definitions in force (the engine's; they may change)
 
     def put(self, uid: str, view: WorkloadView) -> None:
         self.views[uid] = view
