@@ -212,6 +212,12 @@ def test_a_custom_resource_without_pod_containers_is_named_not_called_no_workloa
     assert plainly.stderr.splitlines()[0] == "error: no workload in the input"
 
 
+def test_help_says_the_default_is_the_tree_on_a_terminal(tmp_path: Path) -> None:
+    result = wmap("--help", home=tmp_path)
+    assert result.code == 0
+    assert "[default: text (the plan's tree) on a terminal, else yaml," in " ".join(result.stdout.split())
+
+
 def test_usage_errors_are_exit_2(tmp_path: Path) -> None:
     assert wmap(home=tmp_path).code == 2
     assert wmap("-f", str(FIXTURES / "jobset.yaml"), "--format", "yunikorn", home=tmp_path).code == 2

@@ -37,6 +37,8 @@ class OutputSpec(msgspec.Struct, frozen=True):
     aliases: Mapping[str, str] = msgspec.field(default_factory=dict)
     # formats that carry a value, as kubectl's `-o jsonpath=TEMPLATE` (the command parses the value)
     templated: tuple[str, ...] = ()
+    # the default as --help states it, when the command picks it itself (gang: text on a terminal, else yaml)
+    default_help: str = ""
 
     @property
     def fallback(self) -> str:
@@ -85,7 +87,8 @@ def output_option(spec: OutputSpec) -> Callable[[F], F]:
         "--output",
         type=OutputChoice(spec),
         default=None,
-        help=f"Output format: {spec.describe()} [default: {spec.fallback}, or $WMAP_OUTPUT, or the config file].",
+        help=f"Output format: {spec.describe()} [default: {spec.default_help or spec.fallback}, or $WMAP_OUTPUT, or "
+        "the config file].",
     )
 
 

@@ -52,7 +52,7 @@ from workload_map.cli.plans import GangOptions, gang_documents, write_documents
 from workload_map.gang import no_gang_reason
 from workload_map.pods import OwnerChains
 
-OUTPUT = OutputSpec("gang", ("yaml", "json", "text"))
+OUTPUT = OutputSpec("gang", ("yaml", "json", "text"), default_help="text (the plan's tree) on a terminal, else yaml")
 FORMATS = ("plan", "kai", "volcano", "coscheduling", "kueue", "workload")
 NO_DEFINITION_HINT = (
     '"wmap definitions" lists the types Karta definitions cover; add a definition for this one with --definitions FILE'
