@@ -280,3 +280,22 @@ def test_a_plain_path_the_compiled_tree_holds_is_answered_from_that_tree(monkeyp
     found = Document(obj).evaluate_many([".status == null", ".status.phase", ".status.ready", ".spec.name"])
     assert found == [[False], ["Running"], [2], ["x"]]
     assert tried == [".spec.name"]  # `.status == null` keeps all of `.status` on the tree
+
+
+def test_a_batch_plan_is_reused_across_objects_and_a_non_string_is_still_refused() -> None:
+    """`evaluate_many` works out a batch's split (plain paths, closures, libjq) once per batch (issue 19): the same
+    batch on different objects gives each object's own outputs, and a non-string expression is refused every time,
+    not only when the batch is first seen."""
+    from workload_map.errors import ArgumentTypeError
+    from workload_map.jq import document as document_module
+
+    batch = [".a", ".b | length", "[.c[]? | . * 2]", ".a // .b"]
+    first = Document({"a": 1, "b": [1, 2], "c": [3]}).evaluate_many(batch)
+    second = Document({"b": "xyz", "c": [5, 6]}).evaluate_many(batch)
+    assert first == [[1], [2], [[6]], [1]]
+    assert second == [[None], [3], [[10, 12]], ["xyz"]]
+    assert document_module._batch_split.cache_info().hits >= 1
+    for bad in ([".a", 1], [".a", None], [[".a"]]):
+        for _ in range(2):
+            with pytest.raises(ArgumentTypeError, match="a jq expression must be a string"):
+                Document({}).evaluate_many(bad)  # type: ignore[arg-type]

@@ -128,21 +128,22 @@ class Document:
     ) -> Steps[list[list[Any] | JqError]]:
         """`evaluate_many` without the libjq call: yields at most one `Batch` (what libjq must run, under
         `.policy`) and takes its outcome back. The sync (`run`) and async (`workload_map.jq.aio`) shells drive it."""
-        for expr in exprs:
-            _expression(expr)
-        results: list[list[Any] | JqError] = [[] for _ in exprs]
-        slow: list[int] = []
-        fast: list[int] = []
+        batch = _batch_key(exprs)
+        results: list[list[Any] | JqError] = [[] for _ in batch]
         policy = self.policy
-        compiled = [engine.compile_expression(expr) for expr in exprs]
         closures = policy.mode == "inprocess"  # untrusted definitions (the worker) keep to libjq there
-        for index, info in enumerate(compiled):
-            refused = policy.refusal(exprs[index]) if policy.stops is not None else None
-            if refused is not None:  # e.g. its definition was stopped earlier in the command: not evaluated
-                results[index] = refused
-                continue
-            python = info.fast is not None or (closures and info.compiled is not None)
-            (fast if python else slow).append(index)
+        compiled, python_run, libjq_run = _batch_split(batch, closures)
+        if policy.stops is None:
+            fast, slow = list(python_run), list(libjq_run)
+        else:
+            fast, slow = [], []
+            in_python = frozenset(python_run)
+            for index, expr in enumerate(batch):
+                refused = policy.refusal(expr)
+                if refused is not None:  # e.g. its definition was stopped earlier in the command: not evaluated
+                    results[index] = refused
+                else:
+                    (fast if index in in_python else slow).append(index)
         if fast:
             # a plain path that gives only scalars reads the caller's object in place (it looks at nothing but the
             # containers on its way) unless the normalised tree the others need holds what it reads anyway; the
@@ -159,13 +160,13 @@ class Document:
                 else:
                     results[index] = found
             if on_tree:
-                tree = self._tree(_union(compiled[i].roots for i in on_tree))
+                tree = self._tree(_roots_of(batch, tuple(on_tree)))
                 for index in on_tree:
                     result = results[index] = _run_fast(compiled[index], tree, max_results)
                     if isinstance(result, InProcessStopError):
                         policy.stopped(result)
         if slow:
-            text = self._text(_union(compiled[i].roots for i in slow))
+            text = self._text(_roots_of(batch, tuple(slow)))
             outcome = yield Batch([exprs[i] for i in slow], text, max_results, "values")
             for index, result in zip(slow, outcome, strict=True):
                 results[index] = result
@@ -294,6 +295,38 @@ def _union(roots: Any) -> Roots | None:
             return None
         merged.update(item)
     return frozenset(merged)
+
+
+def _batch_key(exprs: Sequence[str]) -> tuple[str, ...]:
+    """The batch as a tuple of strings (the key of its cached plan); a non-string raises ArgumentTypeError."""
+    batch = tuple(exprs)
+    if not all(type(expr) is str for expr in batch):
+        for expr in batch:
+            _expression(expr)
+    return batch
+
+
+@functools.lru_cache(maxsize=1024)
+def _batch_split(
+    batch: tuple[str, ...], closures: bool
+) -> tuple[tuple[engine.Compiled, ...], tuple[int, ...], tuple[int, ...]]:
+    """A batch's compiled expressions, the indices Python runs (plain paths, and compiled closures when
+    `closures`) and those libjq runs, each in order: the same for every object a definition's batch is evaluated
+    on, so worked out once per batch (the per-workload cost of `wmap get` is mostly such batches)."""
+    compiled = tuple(engine.compile_expression(expr) for expr in batch)
+    python = [
+        index
+        for index, info in enumerate(compiled)
+        if info.fast is not None or (closures and info.compiled is not None)
+    ]
+    taken = frozenset(python)
+    return compiled, tuple(python), tuple(index for index in range(len(batch)) if index not in taken)
+
+
+@functools.lru_cache(maxsize=4096)
+def _roots_of(batch: tuple[str, ...], indices: tuple[int, ...]) -> Roots | None:
+    """What the expressions at `indices` of the batch read, merged (None: the whole object)."""
+    return _union(engine.compile_expression(batch[index]).roots for index in indices)
 
 
 _INT64 = 2**63
