@@ -68,3 +68,26 @@ def test_columns_after_an_escaped_cell_stay_aligned() -> None:
     lines = buffer.getvalue().splitlines()
     assert lines[1] == "w\\x1b[2J   catalog"
     assert {line.index("catalog") if "catalog" in line else line.index("ORIGIN") for line in lines} == {11}
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_table_fitted_to_a_terminal_counts_escaped_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a terminal `get` fits its table to the width: measured as printed, so a name whose control characters
+    are escaped (each `\\x1b` four characters) is cut to fit, not let past the edge."""
+    from workload_map.cli.commands.get import fit_terminal
+
+    monkeypatch.setattr("sys.stdout", _Terminal())
+    monkeypatch.setenv("COLUMNS", "60")
+    headers = ["NAME", "PHASE"]
+    evil = "w" + "\x1b" * 12 + "-x"  # 15 characters, 51 once escaped: with PHASE, 61 columns
+    table = [[seg(text) for text in headers], [seg(evil), seg("Running")]]
+    fitted, _ = fit_terminal(table, headers)
+    buffer = io.StringIO()
+    write_lines(align(fitted), buffer, color=False)
+    lines = buffer.getvalue().splitlines()
+    assert lines[1].startswith("w\\x1b") and lines[1].endswith("...   Running")
+    assert max(len(line) for line in lines) <= 60

@@ -52,7 +52,15 @@ from workload_map.cli.render.columns import fit_table
 from workload_map.cli.render.fmt import age
 from workload_map.cli.render.shape import shape
 from workload_map.cli.render.templated import TEMPLATED, JSONPathError, TemplatedFormat, parse_format
-from workload_map.cli.render.text import PHASE_STYLES, Cell, align, align_with_notes, plain, seg, write_lines
+from workload_map.cli.render.text import (
+    PHASE_STYLES,
+    Cell,
+    align,
+    align_with_notes,
+    seg,
+    shown_text,
+    write_lines,
+)
 from workload_map.cli.safe import safe_text
 from workload_map.cli.views import view_of
 from workload_map.cluster import ClusterError, Forbidden, NotServed, ResolvedType, top_level
@@ -356,7 +364,7 @@ def fit_terminal(table: list[list[Cell]], headers: Sequence[str]) -> tuple[list[
     if not terminal or not table:
         return table, ""
     width = state().width(out)
-    texts = [[plain(cell) for cell in row] for row in table]
+    texts = [[shown_text(cell) for cell in row] for row in table]  # as wide as printed: escapes included
     order = [headers.index(name) for name in DROP_FIRST if name in headers]
     fitted, dropped = fit_table(texts, width, order)
     if not dropped and fitted == texts:

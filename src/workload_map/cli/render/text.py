@@ -77,11 +77,15 @@ def align(rows: Sequence[Sequence[Cell]], padding: int = 3, min_width: int = 0) 
     return out
 
 
-def shown_width(cell: Cell) -> int:
-    """How many characters `cell` takes once `write_lines` has escaped it: a control character in untrusted text
-    is printed as `\\x1b`, so the columns after it stay aligned."""
+def shown_text(cell: Cell) -> str:
+    """`cell`'s text as `write_lines` prints it: a control character in untrusted text escaped (`\\x1b`)."""
     text = plain(cell)
-    return len(text) if text.isprintable() else len(safe_text(text, None))
+    return text if text.isprintable() else safe_text(text, None)
+
+
+def shown_width(cell: Cell) -> int:
+    """How many characters `cell` takes once printed (`shown_text`), so the columns after it stay aligned."""
+    return len(shown_text(cell))
 
 
 def align_with_notes(
