@@ -5,8 +5,8 @@ every data route behind the user's token (TokenReview, then a SubjectAccessRevie
 may.
 
 Every replica serves (it is read-only, not leader work). The definitions are the cluster's Kartas over the
-built-in catalog, followed live: a Karta informer (on every replica, as the dashboard is; the operator's and the
-grouper's run only on the leader) hands each new set to the engine (`Engine.set_definitions`), so a Karta added,
+built-in catalog, followed live: the process's Karta watch (`karta_feed.py`, shared with the operator and the
+grouper, which use it only on the leader) hands each new set to the engine (`Engine.set_definitions`), so a Karta added,
 changed or deleted takes effect without a restart: a kind it covers is watched, its workloads read through the
 new definition, a kind no definition covers any more leaves the dashboard. Discovery is read once at start, and
 the engine watches CRDs for types installed later.
@@ -24,9 +24,8 @@ from workload_map.cluster.definitions import definitions_op, parse_cluster_karta
 from workload_map.cluster.discovery import fetch_op
 from workload_map.cluster.errors import ClusterError
 from workload_map.cluster.informer import Change
-from workload_map.cluster.informer_aio import AsyncInformer
 from workload_map.controller.health import parse_bind_address
-from workload_map.controller.karta_operator import KARTAS
+from workload_map.controller.karta_feed import KartaFeed
 from workload_map.controller.options import ControllerOptions
 from workload_map.jq import INPROCESS, EvaluationPolicy
 from workload_map.serve import ServeError
@@ -78,27 +77,30 @@ def _registry(items: list[dict[str, Any]]) -> DefinitionRegistry:
     return DefinitionRegistry([("cluster", found.definitions), ("catalog", builtin_definitions())])
 
 
-async def follow_kartas(client: AsyncApiClient, server: Server) -> None:
-    """Watch the cluster's Kartas and give the engine the definitions after every change (and after the first
-    LIST, which may already differ from the read at start). A watch that cannot go on (no Karta CRD, RBAC) is
-    logged; the dashboard goes on with the definitions it has."""
-    informer: AsyncInformer | None = None
+async def follow_kartas(kartas: KartaFeed, server: Server) -> None:
+    """Give the engine the definitions after every change of the cluster's Kartas (and once the watch has listed,
+    which may already differ from the read at start). A watch that cannot go on (no Karta CRD, RBAC) is logged;
+    the dashboard goes on with the definitions it has."""
 
     def changed(_change: Change | None = None) -> None:
-        if informer is not None and informer.synced.is_set():
-            server.engine.set_definitions(_registry(list(informer.store)))
+        if kartas.synced.is_set():
+            server.engine.set_definitions(_registry(list(kartas.store)))
 
-    informer = AsyncInformer(client, KARTAS, on_change=changed, on_synced=lambda _synced: changed())
+    kartas.subscribe(changed)
     try:
-        await informer.run()
+        await kartas.listed()
+        changed()
+        await asyncio.shield(kartas.start())  # ends only on an error; shielded: the watch is not ours to cancel
     except ClusterError as exc:
         log.warning("dashboard: not following Kartas (a change is served after a restart): %s", exc)
+    finally:
+        kartas.unsubscribe(changed)
 
 
-async def run_dashboard(server: Server, stop: asyncio.Event, client: AsyncApiClient | None = None) -> None:
-    """Serve until `stop` (following the cluster's Kartas through `client`); an engine that cannot go on (no
-    covered type can be listed) is logged, and the controller goes on without it."""
-    following = asyncio.create_task(follow_kartas(client, server)) if client is not None else None
+async def run_dashboard(server: Server, stop: asyncio.Event, kartas: KartaFeed | None = None) -> None:
+    """Serve until `stop` (following the cluster's Kartas through the process's `kartas` watch); an engine that
+    cannot go on (no covered type can be listed) is logged, and the controller goes on without it."""
+    following = asyncio.create_task(follow_kartas(kartas, server)) if kartas is not None else None
     try:
         await server.run(stop)
     except ServeError as exc:

@@ -33,7 +33,7 @@ from workload_map.cluster.informer_aio import AsyncInformer
 from workload_map.cluster.owners import controller_of, uid_of
 from workload_map.controller.grouping import KAI_SKIP_ANNOTATION, MANAGED_BY, Grouping, changes, grouping_for
 from workload_map.controller.health import Metrics, Probes
-from workload_map.controller.karta_operator import KARTAS
+from workload_map.controller.karta_feed import KartaFeed
 from workload_map.controller.karta_status import root_gvk_of
 from workload_map.controller.options import ControllerOptions
 from workload_map.controller.workqueue import WorkQueue
@@ -69,6 +69,8 @@ class PodGrouper:
         metrics: Metrics,
         probes: Probes,
         options: ControllerOptions,
+        *,
+        kartas: KartaFeed,
     ) -> None:
         self.client = client
         self.writer = writer
@@ -84,7 +86,8 @@ class PodGrouper:
         self.informers: list[AsyncInformer] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._told: dict[str, set[str]] = {}  # workload UID -> the Event messages written (each one once)
-        self.kartas = AsyncInformer(client, KARTAS, on_change=self._karta_changed)
+        self.feed = kartas  # the process's Karta watch (karta_feed.py), shared with the operator and the dashboard
+        self.kartas = kartas.informer
         self.namespaces: AsyncInformer | None = None
         metrics.queue_depth["podgrouper"] = lambda: len(self.queue)
         probes.expect("podgrouper")
@@ -217,8 +220,11 @@ class PodGrouper:
     async def run(self) -> None:
         try:
             self.discovery = await self.client.run(fetch_op())
-            self._tasks.append(asyncio.create_task(self._keep(self.kartas)))
-            await self.kartas.synced.wait()
+            self.feed.subscribe(self._karta_changed)
+            try:
+                await self.feed.listed()
+            except ClusterError as exc:  # no Karta CRD, or no permission: the catalog's definitions only
+                log.warning("pod grouper: cannot watch %s: %s", self.kartas.resource.resource, exc)
             self._reload_definitions()
             if self.options.namespace_selector:
                 self.namespaces = AsyncInformer(
@@ -255,6 +261,7 @@ class PodGrouper:
                     self.metrics.reconciled("podgrouper", outcome, time.perf_counter() - start)
                     self.queue.forget(uid)
         finally:
+            self.feed.unsubscribe(self._karta_changed)
             for task in self._tasks:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)

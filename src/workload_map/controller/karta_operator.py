@@ -24,17 +24,15 @@ from workload_map.cluster.errors import ClusterError, NotFound
 from workload_map.cluster.informer import Change, WatchedResource
 from workload_map.cluster.informer_aio import AsyncInformer
 from workload_map.controller.health import Metrics, Probes
+from workload_map.controller.karta_feed import KARTAS, KartaFeed
 from workload_map.controller.karta_status import karta_status, merge_conditions, root_gvk_of
 from workload_map.controller.workqueue import WorkQueue
 from workload_map.controller.writer import Writer, now
 
-__all__ = ["KARTAS", "KartaOperator"]
+__all__ = ["KartaOperator"]
 
 log = logging.getLogger("workload_map.controller")
 
-KARTAS = WatchedResource(
-    path="/apis/run.ai/v1alpha1/kartas", kind="Karta", api_version="run.ai/v1alpha1", resource="kartas.run.ai"
-)
 CRDS = WatchedResource(
     path="/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
     kind="CustomResourceDefinition",
@@ -58,7 +56,9 @@ def _crd_serves(crd: Mapping[str, Any], version: str) -> bool:
 
 
 class KartaOperator:
-    def __init__(self, client: AsyncApiClient, writer: Writer, metrics: Metrics, probes: Probes) -> None:
+    def __init__(
+        self, client: AsyncApiClient, writer: Writer, metrics: Metrics, probes: Probes, *, kartas: KartaFeed
+    ) -> None:
         self.client = client
         self.writer = writer
         self.metrics = metrics
@@ -66,7 +66,8 @@ class KartaOperator:
         self.queue = WorkQueue()
         self.discovery: DiscoveryDocument | None = None
         self._rediscover = True
-        self.kartas = AsyncInformer(client, KARTAS, on_change=self._karta_changed)
+        self.feed = kartas  # the process's Karta watch (karta_feed.py), shared with the grouper and the dashboard
+        self.kartas = kartas.informer
         self.crds = AsyncInformer(client, CRDS, on_change=self._crd_changed)
         metrics.queue_depth["karta"] = lambda: len(self.queue)
         probes.expect("kartas")
@@ -97,11 +98,14 @@ class KartaOperator:
     # --- the loop -----------------------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        tasks = [asyncio.create_task(self.kartas.run()), asyncio.create_task(self.crds.run())]
+        tasks = [asyncio.create_task(self.crds.run())]
+        self.feed.subscribe(self._karta_changed)
         try:
-            await _listed(self.kartas, tasks[0])
+            await self.feed.listed()
+            for key in self.kartas.store.keys():  # noqa: SIM118 - listed before we subscribed, maybe: each once
+                self.queue.add(key)
             self.probes.ready("kartas")
-            await _listed(self.crds, tasks[1])
+            await _listed(self.crds, tasks[0])
             self.probes.ready("crds")
             while True:
                 key = await self.queue.get()
@@ -116,6 +120,7 @@ class KartaOperator:
                     self.metrics.reconciled("karta", "success", time.perf_counter() - start)
                     self.queue.forget(key)
         finally:
+            self.feed.unsubscribe(self._karta_changed)
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)

@@ -22,6 +22,7 @@ from workload_map.cluster.kubeconfig import ConnectionSettings, load_context
 from workload_map.controller.certs import Rotated, ensure_certificates, read_certificates, signature
 from workload_map.controller.grouper import PodGrouper
 from workload_map.controller.health import Metrics, Probes, parse_bind_address, serve
+from workload_map.controller.karta_feed import KartaFeed
 from workload_map.controller.karta_operator import KartaOperator
 from workload_map.controller.leader import LeaderElector
 from workload_map.controller.options import ControllerOptions, OptionsError
@@ -93,13 +94,14 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
             background.append(asyncio.create_task(keeper))
         dashboard = await _start_dashboard(client, options)
         writer = Writer(client, metrics, dry_run=options.dry_run, component=COMPONENT)
+        kartas = KartaFeed(client)  # one Karta watch for the operator, the grouper and the dashboard
         elector: LeaderElector | None = None
         tasks: list[asyncio.Task[None]] = []
         # every replica serves the dashboard (read-only); it ends with the process, not with leadership
         if dashboard is not None:
             from workload_map.controller.dashboard import run_dashboard
 
-            background.append(asyncio.create_task(run_dashboard(dashboard, stop, client)))
+            background.append(asyncio.create_task(run_dashboard(dashboard, stop, kartas)))
         if options.leader_elect:
             elector = LeaderElector(
                 client,
@@ -122,9 +124,13 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
                 metrics.leader = True
                 # readiness waits for the controllers' informers (they register with `probes`); a standby is ready
                 if options.karta_operator:
-                    tasks.append(asyncio.create_task(KartaOperator(client, writer, metrics, probes).run()))
+                    tasks.append(
+                        asyncio.create_task(KartaOperator(client, writer, metrics, probes, kartas=kartas).run())
+                    )
                 if options.pod_grouper:
-                    tasks.append(asyncio.create_task(PodGrouper(client, writer, metrics, probes, options).run()))
+                    tasks.append(
+                        asyncio.create_task(PodGrouper(client, writer, metrics, probes, options, kartas=kartas).run())
+                    )
             waits = [stop.wait()] + ([elector.lost.wait()] if elector is not None else [])
             await _first(*waits, *tasks)
             if elector is not None and elector.lost.is_set():
@@ -140,6 +146,7 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
             for task in background:
                 task.cancel()
             await asyncio.gather(*background, return_exceptions=True)
+            await kartas.aclose()
             if elector is not None:
                 await elector.release()
             metrics.leader = False
