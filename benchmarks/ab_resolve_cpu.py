@@ -7,14 +7,17 @@ Each case is timed with `time.process_time` (the CPU this process used, not the 
 machine with a load average near 10 the wall clock of one `json.loads` moved 80-1260 us between rounds, CPU time
 by tens of percent), between two `json.loads` baselines of the same object's text; printed: the median ratio over
 ROUNDS. Cases: complete resolution (`Workload(...).resolve().ok`) of bench_resolve's 19 KB JobSet and of one with 8
-replicated jobs (38 KB, past 500 containers); its status alone; bench_jq's 25 expressions through
-`Document.evaluate_many`; the public `jq.evaluate` on a deep plain path of a 9 KB object (bench_jq_fastpath's row).
+replicated jobs (38 KB, past 500 containers); its status alone (and, where the revision has it, with
+`from_json=True` on the object decoded from its JSON text, as the CLI gives listed objects); bench_jq's 25
+expressions through `Document.evaluate_many`; the public `jq.evaluate` on a deep plain path of a 9 KB object
+(bench_jq_fastpath's row).
 Run it with each revision's own venv python (`benchmarks/compare.py` makes them under /tmp/wmap-compare): the cases
 import only what both revisions have. Not part of `run.py`.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import statistics
 import sys
@@ -46,13 +49,17 @@ def _cases() -> dict[str, tuple[Callable[[], object], Any]]:
         resolution = Workload(karta, item).resolve()
         assert resolution.ok, resolution.errors
 
-    return {
+    cases: dict[str, tuple[Callable[[], object], Any]] = {
         "complete 19KB": (lambda: complete(obj), obj),
         "complete 38KB": (lambda: complete(large), large),
         "status 19KB": (lambda: Workload(karta, obj).status.phase, obj),
         "25 exprs evaluate_many": (lambda: Document(batch).evaluate_many(bench_jq.DEFINITION), batch),
         "public evaluate 9KB": (lambda: evaluate(DEEP, small), small),
     }
+    if "from_json" in inspect.signature(Workload).parameters:  # since issue 19's getspeed work: a decoder's output
+        decoded = json.loads(json.dumps(obj))
+        cases["status 19KB from_json"] = (lambda: Workload(karta, decoded, from_json=True).status.phase, decoded)
+    return cases
 
 
 def _cpu_per_call(function: Callable[[], object], seconds: float = 0.05) -> float:
