@@ -291,3 +291,15 @@ def test_pods_join_kai_and_volcano_gangs_by_annotation() -> None:
     }
     volcano = pod_join(gang_plan, "chat", "volcano", sub_group="prefill")
     assert volcano["annotations"] == {"scheduling.k8s.io/group-name": "chat", "volcano.sh/task-spec": "prefill"}
+
+
+def test_pods_join_a_kueue_workload_by_the_queue_name_label_only() -> None:
+    """Kueue admits a Workload's pods through the job integration, which reads the pod's
+    `kueue.x-k8s.io/queue-name` label; without a queue there is nothing for the pod to carry."""
+    gang_plan = plan(workload("jobset").resolve())
+    name = gang_plan.gangs[0].name
+    assert pod_join(gang_plan, name, "kueue", queue="team-a") == {
+        "labels": {"kueue.x-k8s.io/queue-name": "team-a"},
+        "annotations": {},
+    }
+    assert pod_join(gang_plan, name, "kueue") == {"labels": {}, "annotations": {}}
