@@ -4,11 +4,12 @@ would otherwise patch on later, and the one link only admission can set: the Wor
 
 The pod's top workload is found by following controller owner references with GETs (a Job, then its JobSet),
 through discovery, each owner read at most once per 5 s (a burst of one Job's pods reads it once); its definition
-comes from cluster Kartas over the catalog (re-read every 30 s in the background: admissions go on with the
-definitions they have meanwhile). The workload is resolved once per (uid, resourceVersion) and planned with each
-pod (`pod_links.WorkloadPlans`), in a worker thread; what the pod carries is returned as a JSON patch. A pod for
-another scheduler (`spec.schedulerName`), of a kind no definition covers, or whose plan is refused is admitted
-unchanged: this webhook never denies a pod.
+comes from cluster Kartas over the catalog: from the process's Karta watch (`karta_feed.py`) when it is given, so
+a Karta change applies to the next pod, else LISTed every 30 s; discovery is re-read every 30 s (both in the
+background: admissions go on with what they have meanwhile). The workload is resolved once per (uid,
+resourceVersion) and planned with each pod (`pod_links.WorkloadPlans`), in a worker thread; what the pod carries
+is returned as a JSON patch. A pod for another scheduler (`spec.schedulerName`), of a kind no definition covers,
+or whose plan is refused is admitted unchanged: this webhook never denies a pod.
 
 What is cached is read, never changed: the owners and the pod are not copied per request.
 """
@@ -16,6 +17,7 @@ What is cached is read, never changed: the owners and the pod are not copied per
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Mapping
@@ -23,14 +25,18 @@ from typing import Any
 
 from workload_map.catalog import DefinitionRegistry, builtin_definitions
 from workload_map.cluster.aio import AsyncApiClient, load_cluster_definitions
+from workload_map.cluster.definitions import parse_cluster_kartas
 from workload_map.cluster.discovery import APIResource, DiscoveryDocument, fetch_op
 from workload_map.cluster.errors import ClusterError
+from workload_map.cluster.informer import Change
 from workload_map.cluster.owners import MAX_HOPS, controller_of
 from workload_map.controller.admission import review_response
 from workload_map.controller.grouping import FORMAT_OF
+from workload_map.controller.karta_feed import KartaFeed
 from workload_map.controller.pod_links import WorkloadPlans, link_patch
 from workload_map.errors import WorkloadMapError
 from workload_map.jq import INPROCESS, EvaluationPolicy
+from workload_map.model import Karta
 
 __all__ = ["SCHEDULER_NAMES", "PodAdmission"]
 
@@ -50,8 +56,14 @@ _OWNER_CACHE = 10_000  # owners kept at most (a burst across many workloads)
 _CLUSTER_POLICY = EvaluationPolicy("worker", deadline=2.0)
 
 
+def _registry(cluster: list[Karta]) -> DefinitionRegistry:
+    return DefinitionRegistry([("cluster", cluster), ("catalog", builtin_definitions())])
+
+
 class PodAdmission:
-    def __init__(self, client: AsyncApiClient, scheduler: str, *, queue: str | None = None) -> None:
+    def __init__(
+        self, client: AsyncApiClient, scheduler: str, *, queue: str | None = None, kartas: KartaFeed | None = None
+    ) -> None:
         self.client = client
         self.scheduler = scheduler
         self.queue = queue
@@ -64,14 +76,27 @@ class PodAdmission:
         self._lock = asyncio.Lock()
         self._reload: asyncio.Task[None] | None = None
         self._owners: dict[str, tuple[float, dict[str, Any]]] = {}  # object path -> (read at, object)
+        self.kartas = kartas
+        if kartas is not None:
+            kartas.subscribe(self._karta_changed)
+
+    def _karta_changed(self, _change: Change | None = None) -> None:
+        assert self.kartas is not None
+        if self.kartas.synced.is_set():
+            self.registry = _registry(parse_cluster_kartas(list(self.kartas.store)).definitions)
 
     async def _load(self) -> None:
         async with self._lock:
             if time.monotonic() - self._loaded < _RELOAD_AFTER and self.discovery is not None:
                 return
             discovery = await self.client.run(fetch_op())
-            found = await load_cluster_definitions(self.client)
-            self.registry = DefinitionRegistry([("cluster", found.definitions), ("catalog", builtin_definitions())])
+            if self.kartas is None:
+                found = await load_cluster_definitions(self.client)
+                self.registry = _registry(found.definitions)
+            elif self.discovery is None:  # the first pod: the watch's first LIST (a failed one: the catalog only)
+                with contextlib.suppress(ClusterError):
+                    await self.kartas.listed()
+                self._karta_changed()
             self.discovery = discovery
             self._loaded = time.monotonic()
 

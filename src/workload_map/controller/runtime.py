@@ -88,13 +88,13 @@ async def run(options: ControllerOptions, *, stop: asyncio.Event | None = None) 
                 await serve(*metrics_address, {"/metrics": lambda: (200, "text/plain; version=0.0.4", metrics.text())})
             )
             log.info("metrics on %s", options.metrics_bind_address)
+        kartas = KartaFeed(client)  # one Karta watch for the webhook, the operator, the grouper and the dashboard
         if options.enable_webhook:
-            webhooks, keeper = await _start_webhooks(client, options, metrics)
+            webhooks, keeper = await _start_webhooks(client, options, metrics, kartas)
             servers.append(webhooks)
             background.append(asyncio.create_task(keeper))
         dashboard = await _start_dashboard(client, options)
         writer = Writer(client, metrics, dry_run=options.dry_run, component=COMPONENT)
-        kartas = KartaFeed(client)  # one Karta watch for the operator, the grouper and the dashboard
         elector: LeaderElector | None = None
         tasks: list[asyncio.Task[None]] = []
         # every replica serves the dashboard (read-only); it ends with the process, not with leadership
@@ -200,7 +200,7 @@ def _hosts(options: ControllerOptions) -> list[str]:
 
 
 async def _start_webhooks(
-    client: AsyncApiClient, options: ControllerOptions, metrics: Metrics
+    client: AsyncApiClient, options: ControllerOptions, metrics: Metrics, kartas: KartaFeed
 ) -> tuple[asyncio.Server, Coroutine[Any, Any, None]]:
     """The HTTPS server, listening, and the coroutine that keeps its certificates (and caBundle) current."""
     directory = Path(options.webhook_cert_dir)
@@ -225,7 +225,9 @@ async def _start_webhooks(
         async def check() -> Rotated | None:
             return await asyncio.to_thread(ensure_certificates, directory, hosts, validity=validity)
 
-    pods = PodAdmission(client, options.scheduler, queue=options.queue) if options.pod_grouper else None
+    pods = None
+    if options.pod_grouper:
+        pods = PodAdmission(client, options.scheduler, queue=options.queue, kartas=kartas)
     context = serving_context(certificate)
     server = await serve_webhooks("0.0.0.0", options.webhook_port, context, metrics, pods=pods)
     log.info("webhooks on :%d (certificates in %s, %s)", options.webhook_port, directory, options.webhook_cert_mode)
