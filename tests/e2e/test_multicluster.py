@@ -511,6 +511,8 @@ def test_get_across_contexts_on_a_terminal_keeps_the_warning_rows_out_of_the_col
     assert lines[0].index("PHASE") - lines[0].index("NAME") == len("web-mc1   ")  # NAME as wide as its widest name
     assert lines[1].split()[:2] == ["mc1", "web-mc1"]
     assert lines[2].startswith("gone      (not read: cannot reach https://127.0.0.1:9")
+    assert all(len(line) <= 100 for line in lines)  # the note cut to the width; stderr has it whole
+    assert "warning: cluster gone: cannot reach https://127.0.0.1:9: connection refused (check" in stderr
     piped = wmap(kubeconfig, tmp_path, *args)
     assert piped.code == 0, piped.stderr
     header = piped.stdout.splitlines()[0]

@@ -52,6 +52,16 @@ def test_a_note_row_spans_the_line_after_the_first_column() -> None:
     ]
 
 
+def test_on_a_terminal_a_note_is_cut_to_the_width() -> None:
+    rows = [["CLUSTER", "NAME"], ["a", "web"], ["gone", ""]]
+    table = [[seg(cell) for cell in row] for row in rows]
+    note = {2: seg("(not read: cannot reach https://127.0.0.1:9: connection refused)", "warn")}
+    out = [plain(line) for line in align_with_notes(table, note, line_width=40)]
+    assert out[2] == "gone      (not read: cannot reach htt..."
+    assert len(out[2]) == 40
+    assert align_with_notes(table, note, line_width=40)[2][-1][1] == "warn"  # still in the warning's colour
+
+
 def test_without_notes_it_is_align() -> None:
     rows = [["A", "B"], ["long cell", "x"]]
     table = [[seg(cell) for cell in row] for row in rows]

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 import click
 import msgspec
@@ -352,16 +352,19 @@ def row_cells(row: Row, *, wide: bool, namespaces: bool, types: bool) -> list[Ce
     return cells
 
 
+def _on_terminal(out: IO[str]) -> bool:
+    try:
+        return bool(out.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
 def fit_terminal(table: list[list[Cell]], headers: Sequence[str]) -> tuple[list[list[Cell]], str]:
     """On a terminal, `table` within its width (`columns.fit_table`: the `DROP_FIRST` columns left out first,
     then the widest cells cut) and a note naming the columns left out ("" for none); elsewhere (a pipe, a file)
     unchanged."""
     out = state().stdout
-    try:
-        terminal = out.isatty()
-    except (AttributeError, ValueError):
-        terminal = False
-    if not terminal or not table:
+    if not _on_terminal(out) or not table:
         return table, ""
     width = state().width(out)
     texts = [[shown_text(cell) for cell in row] for row in table]  # as wide as printed: escapes included
@@ -748,6 +751,9 @@ def _render_many(
             [cluster, *row_cells(row, wide=wide, namespaces=namespaces, types=types)] for row in answer.value or []
         ]
     fitted, left_out = fit_terminal(table, headers)
-    write_lines(align_with_notes(fitted, notes, padding=3, min_width=6), out, color=state().color(out))
+    line_width = state().width(out) if _on_terminal(out) else None  # the whole message is a warning on stderr
+    write_lines(
+        align_with_notes(fitted, notes, padding=3, min_width=6, line_width=line_width), out, color=state().color(out)
+    )
     if left_out:
         state().note(left_out)

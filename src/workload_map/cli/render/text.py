@@ -89,18 +89,26 @@ def shown_width(cell: Cell) -> int:
 
 
 def align_with_notes(
-    rows: Sequence[Sequence[Cell]], notes: Mapping[int, Cell], padding: int = 3, min_width: int = 0
+    rows: Sequence[Sequence[Cell]],
+    notes: Mapping[int, Cell],
+    padding: int = 3,
+    min_width: int = 0,
+    line_width: int | None = None,
 ) -> list[Line]:
     """`align`, with the rows whose index is in `notes` (their cells after the first empty) carrying that message
     after the first column instead of in the columns: a long message (a cluster that could not be read) spans the
-    line and never widens the other rows' columns."""
+    line and never widens the other rows' columns. With `line_width` (a terminal's), a note is cut with `...` to
+    fit it (the caller says the whole message elsewhere: a warning on stderr)."""
     lines = align(rows, padding=padding, min_width=min_width)
     if not notes:
         return lines
     width = max(max((shown_width(row[0]) for row in rows if row), default=0) + padding, min_width)
     for index, note in notes.items():
         first = list(rows[index][0]) if rows[index] else []
-        lines[index] = [*first, (" " * (width - shown_width(first)), ""), *note]
+        text = shown_text(note)
+        room = None if line_width is None else max(line_width - width, 8)
+        shown = note if room is None or len(text) <= room else [(text[: room - 3] + "...", note[0][1] if note else "")]
+        lines[index] = [*first, (" " * (width - shown_width(first)), ""), *shown]
     return lines
 
 
