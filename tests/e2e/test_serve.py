@@ -16,6 +16,7 @@ import re
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -27,7 +28,7 @@ from prometheus_client.samples import Sample
 
 from tests.cli.helpers import REPO, clean_env, executable
 
-from .conftest import ApiServer
+from .conftest import ApiServer, expect
 from .test_live_support import (
     create,
     create_pod,
@@ -465,3 +466,70 @@ def test_user_tokens_show_each_user_what_they_may_list(
         assert browser.delete("/api/v1/session").status_code == 200
         assert browser.get("/api/v1/workloads").status_code == 401
     assert server.stop() == 0
+
+
+def test_a_karta_applied_while_serving_is_followed(
+    api_server: ApiServer, namespace: str, serve: Callable[..., Server]
+) -> None:
+    """`wmap serve` follows the cluster's Kartas: a Widget (a kind no definition covers) shows once a Karta for it
+    is applied, and leaves when the Karta is deleted, with no restart."""
+    suffix = uuid.uuid4().hex[:8]
+    group, karta_name = f"serve{suffix}.example.com", f"widgets-{suffix}"
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                }
+            ],
+        },
+    }
+    karta = {
+        "apiVersion": "run.ai/v1alpha1",
+        "kind": "Karta",
+        "metadata": {"name": karta_name},
+        "spec": {
+            "structureDefinition": {
+                "rootComponent": {
+                    "name": "widget",
+                    "kind": {"group": group, "version": "v1", "kind": "Widget"},
+                    "statusDefinition": {"statusMappings": {}},
+                }
+            }
+        },
+    }
+    api_server.apply(crd)
+    try:
+        api_server.wait_crd_established(f"widgets.{group}")
+        create(
+            api_server, {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "w1"}}, namespace=namespace
+        )
+        server = serve(namespace=namespace).started()
+        server.ready()
+
+        def widgets() -> list[str]:
+            items = server.get("/api/v1/workloads").json()["items"]
+            return [i["name"] for i in items if i["kind"] == "Widget"]
+
+        assert widgets() == []
+        with api_server.client() as kube:
+            expect(kube.post("/apis/run.ai/v1alpha1/kartas", json=karta))
+        server.until("the Widget after its Karta", lambda: widgets() == ["w1"])
+        assert "watching Widget too: a definition covers it now" in server.stderr
+        with api_server.client() as kube:
+            expect(kube.delete(f"/apis/run.ai/v1alpha1/kartas/{karta_name}"))
+        server.until("the Widget gone after its Karta", lambda: widgets() == [])
+        assert server.stop() == 0
+    finally:
+        with api_server.client() as kube:
+            kube.delete(f"/apis/run.ai/v1alpha1/kartas/{karta_name}")
+            kube.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}")

@@ -42,6 +42,7 @@ class ServeConfig:
     user_tokens: bool = False  # check each request's token (serve.access) and show what it may list
     log: Callable[[str], None] = _stderr
     request_log: Callable[[str], None] | None = None
+    follow_kartas: bool = True  # a Karta applied, changed or deleted while serving takes effect (serve.kartas)
 
 
 def serve(config: ServeConfig) -> None:
@@ -68,7 +69,17 @@ async def _main(config: ServeConfig) -> None:
             for signum in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.add_signal_handler(signum, stop.set)
-            await server.run(stop)
+            following = None
+            if config.follow_kartas:
+                from workload_map.serve.kartas import follow_kartas
+
+                following = asyncio.create_task(follow_kartas(client, server.engine, config.log))
+            try:
+                await server.run(stop)
+            finally:
+                if following is not None:
+                    following.cancel()
+                    await asyncio.gather(following, return_exceptions=True)
         finally:
             await server.close()
     finally:
