@@ -531,6 +531,19 @@ def test_get_all_contexts_json_is_keyed_by_cluster(shared_namespace: str, kubeco
     assert "not allowed to list" in clusters["mc1-restricted"]["error"]
 
 
+def test_get_across_contexts_runs_jsonpath_over_the_document_keyed_by_cluster(
+    shared_namespace: str, kubeconfig: Path, tmp_path: Path
+) -> None:
+    template = "jsonpath={.clusters.mc1.items[*].name} {.clusters.mc2.items[*].name} {.clusters.gone.error}"
+    contexts = ("--context", "mc1", "--context", "mc2", "--context", "gone")
+    result = wmap(kubeconfig, tmp_path, "get", "deployments", "-n", shared_namespace, *contexts, "-o", template)
+    assert result.code == 0, result.stderr
+    assert result.stdout.startswith("web-mc1 web-mc2 cannot reach https://127.0.0.1:9")
+    columns = wmap(kubeconfig, tmp_path, "get", "deployments", *contexts, "-o", "custom-columns=N:.name")
+    assert columns.code == 2
+    assert "reads one cluster: with several, use -o table, wide, json, yaml or jsonpath=..." in columns.stderr
+
+
 def test_get_one_context_is_unchanged_and_several_refuse_watch(
     shared_namespace: str, kubeconfig: Path, tmp_path: Path
 ) -> None:

@@ -606,8 +606,11 @@ def get(
     if len(contexts) > 1 or connection.all_contexts:
         if watch:
             raise UsageError("--watch reads one cluster: give one --context")
-        if fmt not in MANY_CLUSTER_FORMATS:
-            raise UsageError(f"-o {fmt} reads one cluster: with several, use -o {', '.join(MANY_CLUSTER_FORMATS)}")
+        # a JSONPath template runs over the -o json document, which is keyed by cluster here; custom columns (one
+        # row per item, no CLUSTER column) and names (no cluster in them) would hide which cluster a row is from
+        if fmt not in MANY_CLUSTER_FORMATS and (printer is None or printer.is_columns):
+            many_formats = ", ".join(MANY_CLUSTER_FORMATS)
+            raise UsageError(f"-o {fmt} reads one cluster: with several, use -o {many_formats} or jsonpath=...")
         many = _many_clusters(
             contexts,
             connection,
@@ -621,6 +624,9 @@ def get(
             cache_dir=cache_dir,
             definition_paths=definition_paths,
         )
+        if printer is not None:
+            printer.write({"clusters": _cluster_documents(many)}, state().stdout)
+            return
         _render_many(many, fmt, namespaces=all_namespaces, types=token is None, headers_row=not no_headers)
         return
     with live_session(
@@ -724,6 +730,14 @@ def _many_clusters(
     return answers
 
 
+def _cluster_documents(answers: Sequence[ClusterAnswer[list[Row]]]) -> dict[str, Any]:
+    """`{NAME: {"items": [...], "count": N} | {"error": MESSAGE}}`: the clusters of the -o json document."""
+    return {
+        answer.context: _envelope(answer.value or []) if answer.error is None else {"error": answer.error}
+        for answer in answers
+    }
+
+
 def _render_many(
     answers: Sequence[ClusterAnswer[list[Row]]], fmt: str, *, namespaces: bool, types: bool, headers_row: bool
 ) -> None:
@@ -731,11 +745,7 @@ def _render_many(
     by cluster: `{"clusters": {NAME: {"items": [...], "count": N} | {"error": MESSAGE}}}`."""
     out = state().stdout
     if fmt in ("json", "yaml"):
-        clusters = {
-            answer.context: _envelope(answer.value or []) if answer.error is None else {"error": answer.error}
-            for answer in answers
-        }
-        machine.write({"clusters": clusters}, fmt, out)
+        machine.write({"clusters": _cluster_documents(answers)}, fmt, out)
         return
     wide = fmt == "wide"
     headers = ["CLUSTER", *table_headers(wide=wide, namespaces=namespaces, types=types)]
