@@ -108,6 +108,31 @@ def test_a_cluster_behind_a_hung_one_has_the_same_deadline_from_the_start() -> N
     ]
 
 
+def test_the_clusters_warnings_come_in_the_order_of_the_contexts_whatever_finishes_first() -> None:
+    report = reset()
+    second_done = threading.Event()
+
+    def ask(context: str) -> str:
+        if context == "first":
+            second_done.wait(10)  # the second cluster warns, and finishes, before the first
+        report.warn("JobSet is not installed in this cluster")
+        report.warn(f"{context}'s other warning")
+        if context == "second":
+            second_done.set()
+        return context
+
+    try:
+        each_context(["first", "second"], ask, deadline=None)
+        assert report.warnings == [
+            "cluster first: JobSet is not installed in this cluster",
+            "cluster first: first's other warning",
+            "cluster second: JobSet is not installed in this cluster",
+            "cluster second: second's other warning",
+        ]
+    finally:
+        reset()
+
+
 def test_every_warning_given_while_a_cluster_is_asked_names_that_cluster() -> None:
     report = reset()
 

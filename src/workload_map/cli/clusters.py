@@ -80,6 +80,8 @@ def each_context(contexts: Sequence[str], ask: Callable[[str], T], *, deadline: 
         except CLIError as exc:
             return ClusterAnswer(context, error=exc.message)
 
+    report = state()
+    before = len(report.warnings)
     pool = ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(contexts)) or 1, thread_name_prefix="wmap-cluster")
     try:
         futures = [pool.submit(one, context) for context in contexts]
@@ -92,10 +94,25 @@ def each_context(contexts: Sequence[str], ask: Callable[[str], T], *, deadline: 
                 answers.append(future.result(timeout=None if end is None else max(0.0, end - time.monotonic())))
             except FutureTimeout:
                 answers.append(ClusterAnswer(context, error=f"no answer within {deadline:g}s"))
+        if all(future.done() for future in futures):  # else a cluster's thread may still add one: leave them
+            _in_context_order(report.warnings, before, contexts)
         return answers
     finally:
         # a cluster past its deadline is not waited for: its requests end at their own timeout
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _in_context_order(warnings: list[str], start: int, contexts: Sequence[str]) -> None:
+    """The warnings the clusters gave (from `start` on, each `cluster NAME: ...`) in the order of `contexts`, each
+    cluster's in the order it gave them: the threads finish in any order, the output is the same every run."""
+    if len(warnings) <= start + 1:
+        return
+    prefixes = sorted(((f"cluster {c or CURRENT}: ", i) for i, c in enumerate(contexts)), key=lambda p: -len(p[0]))
+
+    def rank(message: str) -> int:
+        return next((index for prefix, index in prefixes if message.startswith(prefix)), len(contexts))
+
+    warnings[start:] = sorted(warnings[start:], key=rank)
 
 
 def each_cluster(
