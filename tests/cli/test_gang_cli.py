@@ -181,13 +181,24 @@ def test_objects_that_need_no_gang_are_skipped_in_a_stream(tmp_path: Path) -> No
     result = wmap("-f", "-", "--format", "kai", home=tmp_path, stdin=stream)
     assert result.code == 0, result.stderr
     assert [doc["metadata"]["name"] for doc in documents(result)] == ["train"]
-    assert "skipped 5 objects that need no gang: Pod/mnist-ddp-master-0" in result.stderr
+    assert "skipped 5 objects scheduled with their owner: Pod/mnist-ddp-master-0" in result.stderr
+
+
+def test_an_unowned_object_without_a_gang_keeps_its_document_beside_a_gang(tmp_path: Path) -> None:
+    """Per object (issue 20): a Deployment given with a JobSet is said to need no gang, in text and YAML, as it
+    would be alone; only objects a controller owns are skipped."""
     deployment = (CATALOG / "apps-deployment-v1" / "workload.yaml").read_text()
-    mixed = wmap(
-        "-f", "-", "-o", "text", home=tmp_path, stdin=(FIXTURES / "jobset.yaml").read_text() + "\n---\n" + deployment
-    )
-    assert mixed.code == 0, mixed.stderr
-    assert "skipped 1 object that needs no gang: Deployment/embed-svc" in mixed.stderr
+    stream = (FIXTURES / "jobset.yaml").read_text() + "\n---\n" + deployment
+    text = wmap("-f", "-", "-o", "text", home=tmp_path, stdin=stream)
+    assert text.code == 0, text.stderr
+    assert "skipped" not in text.stderr
+    assert "Deployment " in text.output and "no gang: " in text.output and "gang train" in text.output
+    plans = wmap("-f", "-", "-o", "yaml", home=tmp_path, stdin=stream)
+    assert plans.code == 0, plans.stderr
+    by_kind = {doc["workload"]["kind"]: doc for doc in documents(plans)}
+    assert set(by_kind) == {"JobSet", "Deployment"}
+    assert by_kind["Deployment"]["noGang"] and by_kind["Deployment"]["gangs"] == []
+    assert by_kind["JobSet"]["gangs"] and "noGang" not in by_kind["JobSet"]
 
 
 def test_a_type_no_definition_covers_is_exit_4(tmp_path: Path) -> None:

@@ -320,22 +320,38 @@ def gang(
         scoped = list(_scope_pods(workloads, pods, owners, report))
     documents: list[dict[str, Any]] = []
     pairs = list(zip(workloads, scoped, strict=True))
+    # An object a controller owns (a JobSet's pods in its file) is scheduled with its owner: skipped, with a note,
+    # when the stream has something to plan. An object nobody owns (a Deployment beside a JobSet) keeps its own
+    # document saying it needs no gang, as it would alone (issue 20: per object, never skipped silently).
     reasons = [no_gang_reason(workload.resolution) for workload, _ in pairs]
-    plannable = [pair for pair, reason in zip(pairs, reasons, strict=True) if reason is None]
-    if plannable and len(plannable) < len(pairs):  # e.g. a JobSet with its pods in one file: skip the Pods
-        skipped = [_short(workload) for (workload, _), reason in zip(pairs, reasons, strict=True) if reason]
+    owned = [
+        reason is not None and _has_controller(workload) for (workload, _), reason in zip(pairs, reasons, strict=True)
+    ]
+    if any(reason is None for reason in reasons) and any(owned):
+        skipped = [_short(workload) for (workload, _), is_owned in zip(pairs, owned, strict=True) if is_owned]
         shown = ", ".join(skipped[:10]) + (f", and {len(skipped) - 10} more" if len(skipped) > 10 else "")
         one = len(skipped) == 1
         state().note(
-            f"skipped {len(skipped)} object{'' if one else 's'} that need{'s' if one else ''} no gang: {shown}"
+            f"skipped {len(skipped)} object{'' if one else 's'} scheduled with {'its' if one else 'their'} owner: "
+            f"{shown}"
         )
-        pairs = plannable
+        pairs = [pair for pair, is_owned in zip(pairs, owned, strict=True) if not is_owned]
     for workload, pods_of in pairs:
         documents.extend(gang_documents(workload, pods_of, options, report))
     write_documents(documents, output_format)
     unread = [_short(workload) for workload, _ in pairs if nothing_read(workload)]
     if unread:  # planned from nothing: the plan is shown, but it is no plan of the workload (exit 1)
         raise unread_error(unread)
+
+
+def _has_controller(workload: ResolvedWorkload) -> bool:
+    """True when the object names a controller among its ownerReferences (the owner schedules it)."""
+    value = workload.manifest.value if workload.manifest else None
+    metadata = value.get("metadata") if isinstance(value, Mapping) else None
+    references = metadata.get("ownerReferences") if isinstance(metadata, Mapping) else None
+    if not isinstance(references, list):
+        return False
+    return any(isinstance(reference, Mapping) and reference.get("controller") is True for reference in references)
 
 
 def _short(workload: ResolvedWorkload) -> str:
