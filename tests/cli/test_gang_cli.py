@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -252,3 +253,69 @@ def test_the_installed_wmap_runs_gang(tmp_path: Path) -> None:
     result = run_installed(["gang", "-f", str(FIXTURES / "jobset.yaml"), "--format", "kai"], home=tmp_path)
     assert result.code == 0, result.stderr
     assert [doc["spec"]["minSubGroup"] for doc in yaml.safe_load_all(result.stdout)] == [2]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "link"),
+    [
+        ("kai", lambda pod: pod["metadata"]["annotations"]["pod-group-name"]),
+        ("volcano", lambda pod: pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"]),
+        ("coscheduling", lambda pod: pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"]),
+        ("workload", lambda pod: pod["spec"]["schedulingGroup"]["podGroupName"]),
+    ],
+)
+def test_joined_pods_follow_the_scheduler_objects_carrying_their_links(fmt: str, link: Any, tmp_path: Path) -> None:
+    jobset = CATALOG / "jobset-x-k8s-io-jobset-v1alpha2"
+    given = [doc for doc in yaml.safe_load_all((jobset / "pods.yaml").read_text()) if doc]
+    given_pods = [pod for doc in given for pod in (doc.get("items") or [doc]) if pod.get("kind") == "Pod"]
+    result = wmap(
+        "-f",
+        str(jobset / "workload.yaml"),
+        "--pods",
+        str(jobset / "pods.yaml"),
+        "--format",
+        fmt,
+        "--joined-pods",
+        "-o",
+        "json",
+        home=tmp_path,
+    )
+    assert result.code == 0, result.stderr
+    items = json.loads(result.stdout)["items"]
+    pods = [item for item in items if item["kind"] == "Pod"]
+    assert items[: len(items) - len(pods)] and all(item["kind"] != "Pod" for item in items[: len(items) - len(pods)])
+    assert sorted(pod["metadata"]["name"] for pod in pods) == sorted(pod["metadata"]["name"] for pod in given_pods)
+    assert {link(pod) for pod in pods} == {"llm-pretrain"}  # the JobSet's one gang
+    if fmt == "kai":  # each pod's leaf: its Job replica
+        leaves = {pod["metadata"]["name"]: pod["metadata"]["labels"]["kai.scheduler/subgroup-name"] for pod in pods}
+        assert leaves["llm-pretrain-workers-1-0-05a3e"] == "workers-replica-1"
+        assert leaves["llm-pretrain-driver-0-0-06c1b"] == "driver-replica-0"
+
+
+def test_joined_pods_of_a_workload_without_a_gang_get_kais_one_pod_group_each(tmp_path: Path) -> None:
+    deployment = CATALOG / "apps-deployment-v1"
+    result = wmap(
+        "-f",
+        str(deployment / "workload.yaml"),
+        "--pods",
+        str(deployment / "pods.yaml"),
+        "--format",
+        "kai",
+        "--joined-pods",
+        "-o",
+        "json",
+        home=tmp_path,
+    )
+    assert result.code == 0, result.stderr
+    items = json.loads(result.stdout)["items"]
+    groups = {item["metadata"]["name"] for item in items if item["kind"] == "PodGroup"}
+    pods = [item for item in items if item["kind"] == "Pod"]
+    assert pods and {pod["metadata"]["annotations"]["pod-group-name"] for pod in pods} == groups
+
+
+def test_joined_pods_need_pods_and_a_scheduler(tmp_path: Path) -> None:
+    jobset = CATALOG / "jobset-x-k8s-io-jobset-v1alpha2" / "workload.yaml"
+    no_format = wmap("-f", str(jobset), "--joined-pods", home=tmp_path)
+    assert no_format.code == 2 and "--joined-pods writes pods for a scheduler" in no_format.stderr
+    no_pods = wmap("-f", str(jobset), "--format", "kai", "--joined-pods", home=tmp_path)
+    assert no_pods.code == 2 and "--joined-pods needs the pods: give --pods FILE" in no_pods.stderr

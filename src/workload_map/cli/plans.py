@@ -17,7 +17,16 @@ from workload_map.cli.pipeline import ResolvedWorkload
 from workload_map.cli.render import machine
 from workload_map.cli.render.gangtree import plan_lines
 from workload_map.cli.render.text import write_lines
-from workload_map.gang import ExportError, GangError, GangPlan, NoGangInstructions, export, plan, unganged
+from workload_map.gang import (
+    ExportError,
+    GangError,
+    GangPlan,
+    NoGangInstructions,
+    export,
+    joined_pod,
+    plan,
+    unganged,
+)
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,7 @@ class GangOptions:
     schedule_timeout_seconds: int | None = None
     workload_api_version: str = "scheduling.k8s.io/v1alpha2"
     volcano_sub_groups: bool = False
+    joined_pods: bool = False  # after the scheduler's objects, each given pod carrying its links (`joined_pod`)
 
 
 def gang_plan_of(workload: ResolvedWorkload, pods: Sequence[Mapping[str, Any]] | None, report: Reporter) -> GangPlan:
@@ -78,7 +88,7 @@ def gang_documents(
             "(gang.minMember); the per-role minimums are not enforced"
         )
     try:
-        return export(
+        documents = export(
             gang_plan,
             options.format,
             queue=options.queue,
@@ -88,8 +98,37 @@ def gang_documents(
             workload_api_version=options.workload_api_version,
             volcano_sub_groups=options.volcano_sub_groups,
         )
+        if options.joined_pods and pods:
+            documents.extend(_joined_pods(gang_plan, pods, options))
     except (ExportError, GangError) as error:
         raise CLIError(f"{what}: {error}") from None
+    return documents
+
+
+def _joined_pods(gang_plan: GangPlan, pods: Sequence[Mapping[str, Any]], options: GangOptions) -> list[dict[str, Any]]:
+    """Each pod the plan places, as given, with the labels, annotations (and for the Workload API the spec field)
+    that join it to its gang and leaf in the scheduler's form; a pod the plan does not place is left out (it is
+    reported as unplaced)."""
+    placed = {(member.namespace or "", member.name) for member in gang_plan.pods if member.gang is not None}
+    if gang_plan.no_gang is not None:  # KAI's one PodGroup per pod: every pod is joined to its own
+        placed = {(member.namespace or "", member.name) for member in gang_plan.pods}
+    joined: list[dict[str, Any]] = []
+    for pod in pods:
+        metadata = pod.get("metadata")
+        metadata = metadata if isinstance(metadata, Mapping) else {}
+        if (metadata.get("namespace") or "", metadata.get("name")) not in placed:
+            continue
+        joined.append(
+            joined_pod(
+                gang_plan,
+                pod,
+                options.format,
+                queue=options.queue,
+                workload_api_version=options.workload_api_version,
+                volcano_sub_groups=options.volcano_sub_groups,
+            )
+        )
+    return joined
 
 
 def write_documents(documents: Sequence[Mapping[str, Any]], output: str) -> None:

@@ -250,6 +250,12 @@ Examples:
     is_flag=True,
     help="--format volcano: the gang's sub-groups as subGroupPolicy (Volcano >= 1.14) instead of minTaskMember.",
 )
+@click.option(
+    "--joined-pods",
+    is_flag=True,
+    help="With --pods and a scheduler's --format: after its objects, each pod of a gang as given, carrying the "
+    "labels and annotations (the Workload API: the spec field) that join it to its gang and sub-group.",
+)
 @with_files_option
 @definitions_option
 @cache_dir_option
@@ -267,6 +273,7 @@ def gang(
     schedule_timeout: int | None,
     workload_api_version: str,
     volcano_sub_groups: bool,
+    joined_pods: bool,
     definition_paths: tuple[str, ...],
     with_files: tuple[str, ...] = (),
     cache_dir: str | None = None,
@@ -282,7 +289,15 @@ def gang(
         schedule_timeout_seconds=schedule_timeout,
         workload_api_version=f"scheduling.k8s.io/{workload_api_version}",
         volcano_sub_groups=volcano_sub_groups,
+        joined_pods=joined_pods,
     )
+    if joined_pods and fmt == "plan":
+        raise UsageError(
+            "--joined-pods writes pods for a scheduler",
+            hint="add --format kai, volcano, coscheduling, kueue or workload",
+        )
+    if joined_pods and not pod_files and not args:
+        raise UsageError("--joined-pods needs the pods: give --pods FILE")
     if not files:
         if args:  # a live workload: TYPE/NAME or TYPE NAME (docs/live.md)
             # The cluster seam: imported only to go to the cluster, so `gang -f` never loads the cluster layer.
