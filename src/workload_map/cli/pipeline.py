@@ -103,11 +103,13 @@ def resolve_object(
     definition_version: str | None = None,
     related: Sequence[Mapping[str, Any]] | None = None,
     missing: str | None = "is not in the input (give it with --with FILE)",
+    from_json: bool = False,
 ) -> ResolvedWorkload:
     """`obj` resolved through `karta`, its expressions evaluated under `policy`. `validate=False` skips checking the
     definition (done once already). With `related`, the objects the definition refers to are looked for among
     them and offered to its expressions (`resolve.references.follow`); each one not found is a note ending with
-    `missing` (None: no note, the caller said why). Raises `ResolveError` when the definition or the object is
+    `missing` (None: no note, the caller said why). `from_json`: `obj` is as a LIST through `workload_map.cluster`
+    gave it (see `Workload`). Raises `ResolveError` when the definition or the object is
     invalid, or when the policy's recorder does not admit the workload (its definition was stopped earlier in the
     command, or the command's jq budget is spent: `cli.jqmode`)."""
     admit = getattr(policy.stops, "admit", None)  # cli.jqmode's recorder: a stopped definition, a spent budget
@@ -116,9 +118,10 @@ def resolve_object(
     notes: tuple[str, ...] = ()
     if related is not None and needs_references(karta):
         followed = follow(karta, obj, related, policy=policy)
+        from_json = from_json and followed.object is obj  # a new object from the references: checked as any
         obj = followed.object
         notes = (*followed.problems, *(_missing_note(ref, missing) for ref in followed.missing if missing))
-    workload = Workload(karta, obj, validate=validate, policy=policy)
+    workload = Workload(karta, obj, validate=validate, policy=policy, from_json=from_json)
     return ResolvedWorkload(label, workload.resolve(), origin, workload, manifest, definition_version, notes)
 
 

@@ -123,15 +123,23 @@ class Row:
 
 
 def make_rows(
-    objects: Sequence[dict[str, Any]], definition: Resolved, type_label: str, *, wide: bool
+    objects: Sequence[dict[str, Any]], definition: Resolved, type_label: str, *, wide: bool, listed: bool = False
 ) -> tuple[list[Row], list[str]]:
-    """Resolve each object through the definition (spec and status only); a failure skips it with a warning."""
+    """Resolve each object through the definition (spec and status only); a failure skips it with a warning.
+    `listed`: the objects are a LIST's items as `workload_map.cluster` decoded them (each checked for nesting), so
+    they are given to `Workload` with `from_json=True` (no plain-JSON check per object)."""
     policy = definition_policy(definition.karta.name, definition.origin)
-    return _make_rows(objects, definition, type_label, wide=wide, policy=policy)
+    return _make_rows(objects, definition, type_label, wide=wide, policy=policy, listed=listed)
 
 
 def _make_rows(
-    objects: Sequence[dict[str, Any]], definition: Resolved, type_label: str, *, wide: bool, policy: EvaluationPolicy
+    objects: Sequence[dict[str, Any]],
+    definition: Resolved,
+    type_label: str,
+    *,
+    wide: bool,
+    policy: EvaluationPolicy,
+    listed: bool = False,
 ) -> tuple[list[Row], list[str]]:
     rows: list[Row] = []
     warnings: list[str] = []
@@ -148,6 +156,7 @@ def _make_rows(
                 origin=definition.origin,
                 policy=policy,
                 validate=validate,
+                from_json=listed,
             )
             validate = False  # one definition: validated once
             view = view_of(resolved) if wide else None
@@ -220,7 +229,7 @@ def _one_type(
             except NotServed as exc:
                 state().warn(exc.message)
                 return None
-    rows, warnings = make_rows(objects, rtype.definition, rtype.kind, wide=wide)
+    rows, warnings = make_rows(objects, rtype.definition, rtype.kind, wide=wide, listed=name is None)
     for message in warnings:
         state().warn(message)
     return rows
@@ -273,7 +282,7 @@ def _all_types(
         if isinstance(outcome, ClusterError):
             state().warn(f"not allowed to list {rtype.kind}, so the result leaves it out ({outcome.message})")
             continue
-        found, warnings = make_rows(outcome, rtype.definition, label, wide=wide)
+        found, warnings = make_rows(outcome, rtype.definition, label, wide=wide, listed=True)
         for message in warnings:
             state().warn(message)
         rows.extend(row for row in found if _keep(row, phases))
