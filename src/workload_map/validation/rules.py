@@ -10,7 +10,7 @@ upstream's validator accepts yields no error here except where the API server or
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from workload_map._limits import MAX_COMPONENT_DEPTH
@@ -624,28 +624,38 @@ def _display_names(karta: Karta, components: set[str]) -> Iterator[Finding]:
 
 def _copies(karta: Karta, components: set[str]) -> Iterator[Finding]:
     """`workloadmap.io/copies` (docs/definitions.md, "Extensions"): well formed, jq that parses, components."""
-    annotations = karta.metadata.annotations if karta.metadata else None
-    where = f'metadata.annotations["{COPIES}"]'
-    for message in copies_problems(annotations):
-        yield Finding(ERROR, where, message, "copies")
-    for component, expression in copies_expressions(annotations).items():
-        if component not in components:
-            yield Finding(WARNING, where, f"{component!r} is not a component of this definition", "copies-component")
-        for _, message in expression_problems(expression):
-            yield Finding(ERROR, f"{where}.{component}", message, "copies")
+    return _per_component(
+        karta, components, annotation=COPIES, problems=copies_problems, expressions=copies_expressions, rule="copies"
+    )
 
 
 def _groups(karta: Karta, components: set[str]) -> Iterator[Finding]:
     """`workloadmap.io/groups` (docs/definitions.md, "Extensions"): well formed, jq that parses, components."""
+    return _per_component(
+        karta, components, annotation=GROUPS, problems=groups_problems, expressions=groups_expressions, rule="groups"
+    )
+
+
+def _per_component(
+    karta: Karta,
+    components: set[str],
+    *,
+    annotation: str,
+    problems: Callable[[Mapping[str, str] | None], Iterable[str]],
+    expressions: Callable[[Mapping[str, str] | None], Mapping[str, str]],
+    rule: str,
+) -> Iterator[Finding]:
+    """An annotation holding one jq expression per component: its shape's problems, components the definition does
+    not have (a warning), expressions that do not parse."""
     annotations = karta.metadata.annotations if karta.metadata else None
-    where = f'metadata.annotations["{GROUPS}"]'
-    for message in groups_problems(annotations):
-        yield Finding(ERROR, where, message, "groups")
-    for component, expression in groups_expressions(annotations).items():
+    where = f'metadata.annotations["{annotation}"]'
+    for message in problems(annotations):
+        yield Finding(ERROR, where, message, rule)
+    for component, expression in expressions(annotations).items():
         if component not in components:
-            yield Finding(WARNING, where, f"{component!r} is not a component of this definition", "groups-component")
+            yield Finding(WARNING, where, f"{component!r} is not a component of this definition", f"{rule}-component")
         for _, message in expression_problems(expression):
-            yield Finding(ERROR, f"{where}.{component}", message, "groups")
+            yield Finding(ERROR, f"{where}.{component}", message, rule)
 
 
 def _references(karta: Karta) -> Iterator[Finding]:
