@@ -8,9 +8,9 @@ total under -o tree.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -85,30 +85,14 @@ def _copies(workload: ResolvedWorkload, expressions: Mapping[str, str]) -> dict[
     """(component, instance id) -> how many objects of its kind the instance stands for, from the definition's
     `workloadmap.io/copies` expressions (evaluated under the workload's policy, once each). An expression that
     fails, or does not give one positive whole number per instance, is a warning and shows no copies."""
-    found: dict[tuple[str, str], int] = {}
-    if not expressions:
-        return found
-    components = {component.name: component for component in workload.resolution}
-    for name, expression in expressions.items():
-        component = components.get(name)
-        if component is None:
-            continue  # validation warns of an unknown component
-        where = f'metadata.annotations["{COPIES}"].{name}'
-        try:
-            outputs = workload.resolution.evaluate(expression, field=where)
-        except ResolveError as exc:
-            state().warn(f"{workload.label}: {where}: {exc}; the tree shows no copies of {name}")
-            continue
-        ids = component.instance_ids
-        counts = [value for value in outputs if isinstance(value, int) and not isinstance(value, bool) and value > 0]
-        if len(counts) != len(outputs) or len(counts) != len(ids):
-            state().warn(
-                f"{workload.label}: {where} gave {len(outputs)} values for {len(ids)} instances, not one positive "
-                f"whole number each; the tree shows no copies of {name}"
-            )
-            continue
-        found.update({(name, instance_id): count for instance_id, count in zip(ids, counts, strict=True)})
-    return found
+    return _per_instance(
+        workload,
+        expressions,
+        annotation=COPIES,
+        read=_copy_count,
+        expected="one positive whole number",
+        otherwise="the tree shows no copies of",
+    )
 
 
 def _groups(workload: ResolvedWorkload, expressions: Mapping[str, str]) -> dict[tuple[str, str], Group]:
@@ -116,38 +100,71 @@ def _groups(workload: ResolvedWorkload, expressions: Mapping[str, str]) -> dict[
     `workloadmap.io/groups` expressions (evaluated under the workload's policy, once each). An expression that
     fails, or does not give one value (null, a name, or {name, copies}) per instance, is a warning and groups
     nothing."""
-    found: dict[tuple[str, str], Group] = {}
+    return _per_instance(
+        workload,
+        expressions,
+        annotation=GROUPS,
+        read=_group,
+        expected="one group (null, a name or {name, copies})",
+        otherwise="the tree groups no instance of",
+    )
+
+
+_T = TypeVar("_T")
+
+
+def _per_instance(
+    workload: ResolvedWorkload,
+    expressions: Mapping[str, str],
+    *,
+    annotation: str,
+    read: Callable[[object], _T | None],
+    expected: str,
+    otherwise: str,
+) -> dict[tuple[str, str], _T]:
+    """(component, instance id) -> what `read` makes of the instance's output of the component's expression in
+    `annotation` (None: nothing for that instance). A component whose expression fails, gives another number of
+    outputs than it has instances, or an output `read` refuses (ValueError), is a warning and gives nothing."""
+    found: dict[tuple[str, str], _T] = {}
+    if not expressions:
+        return found
     components = {component.name: component for component in workload.resolution}
     for name, expression in expressions.items():
         component = components.get(name)
         if component is None:
             continue  # validation warns of an unknown component
-        where = f'metadata.annotations["{GROUPS}"].{name}'
+        where = f'metadata.annotations["{annotation}"].{name}'
         try:
             outputs = workload.resolution.evaluate(expression, field=where)
         except ResolveError as exc:
-            state().warn(f"{workload.label}: {where}: {exc}; the tree groups no instance of {name}")
+            state().warn(f"{workload.label}: {where}: {exc}; {otherwise} {name}")
             continue
         ids = component.instance_ids
-        groups = [_group(value) for value in outputs]
-        if len(outputs) != len(ids) or any(group is False for group in groups):
+        try:
+            if len(outputs) != len(ids):
+                raise ValueError(name)
+            values = [read(value) for value in outputs]
+        except ValueError:
             state().warn(
-                f"{workload.label}: {where} gave {len(outputs)} values for {len(ids)} instances, not one group "
-                f"(null, a name or {{name, copies}}) each; the tree groups no instance of {name}"
+                f"{workload.label}: {where} gave {len(outputs)} values for {len(ids)} instances, not {expected} "
+                f"each; {otherwise} {name}"
             )
             continue
         found.update(
-            {
-                (name, instance_id): group
-                for instance_id, group in zip(ids, groups, strict=True)
-                if isinstance(group, Group)
-            }
+            {(name, instance): value for instance, value in zip(ids, values, strict=True) if value is not None}
         )
     return found
 
 
-def _group(value: object) -> Group | bool | None:
-    """A group from one output: None (not grouped), or False when the value is not one."""
+def _copy_count(value: object) -> int:
+    """One instance's copies: a positive whole number (ValueError otherwise)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    raise ValueError(value)
+
+
+def _group(value: object) -> Group | None:
+    """A group from one output: None (not grouped); ValueError when the value is not one."""
     if value is None:
         return None
     if isinstance(value, str) and value and value.isprintable() and len(value) <= MAX_DISPLAY_NAME:
@@ -155,11 +172,11 @@ def _group(value: object) -> Group | bool | None:
     if isinstance(value, dict) and set(value) <= {"name", "copies"}:
         name, copies = value.get("name"), value.get("copies", 1)
         if not isinstance(name, str) or not name or not name.isprintable() or len(name) > MAX_DISPLAY_NAME:
-            return False
+            raise ValueError(value)
         if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
-            return False
+            raise ValueError(value)
         return Group(name, copies)
-    return False
+    raise ValueError(value)
 
 
 def _unread(workload: ResolvedWorkload) -> tuple[tuple[str, ...], frozenset[tuple[str, str]]]:
