@@ -405,9 +405,9 @@ class _Tree:
             raise GangError(f"{where}: expected a string, got {value!r}")
         return str(value)
 
-    def _layout_role(self, component: str, instance: str | None, here: str) -> Role:
-        """The (component, instance) a layout leaf's pods are: the component's one role, or the named instance's."""
-        keying = Keying(
+    def _keying(self, component: str) -> Keying:
+        """How the pods of `component` (all its instances, no gang key of their own) are keyed into the tree."""
+        return Keying(
             self.definition.name,
             PodGroupMember(component_name=component),
             None,
@@ -415,6 +415,10 @@ class _Tree:
             None,
             self.replica_selector,
         )
+
+    def _layout_role(self, component: str, instance: str | None, here: str) -> Role:
+        """The (component, instance) a layout leaf's pods are: the component's one role, or the named instance's."""
+        keying = self._keying(component)
         _, desired = self.builder.counts(keying, instance)
         roles = [role for role in desired if role[0] == component and (instance is None or role[1] == instance)]
         if len(roles) != 1:
@@ -443,14 +447,7 @@ class _Tree:
         replicas = self._values(rule.replicas, count, f"{here}.replicas")
         leaves_required = self._values(rule.min_sub_group, count, f"{here}.minSubGroup")
         deferred = self._values(rule.deferred, count, f"{here}.deferred")
-        keying = Keying(
-            self.definition.name,
-            PodGroupMember(component_name=component),
-            None,
-            self.replicated,
-            None,
-            self.replica_selector,
-        )
+        keying = self._keying(component)
         for position, instance in enumerate(instances):
             if self._own_pods_only(component):
                 minimum, desired = self._own_counts(component, instance)
@@ -656,14 +653,7 @@ class _Tree:
         )
         members = tuple(listed.component for listed in self.listed)
         if not nodes:
-            keying = Keying(
-                self.definition.name,
-                PodGroupMember(component_name=self.summary.root),
-                None,
-                self.replicated,
-                None,
-                self.replica_selector,
-            )
+            keying = self._keying(self.summary.root)
             minimum, desired = self.builder.counts(keying, None)
             whole = make_roles(self.builder, minimum, desired)
             roles = list(whole)
