@@ -75,10 +75,19 @@ cmd_build() {
 # pidfile whose pid was reused by an unrelated process is never taken for ours, nor killed.)
 pid_alive() {
     local pid
+    pid_running "$1" || return 1
+    pid="$(cat "$1")"
+    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$STATE_DIR/"
+}
+
+# Is the process in pidfile $1 running at all? While a server we just started is being waited for, its command
+# line may not show $STATE_DIR yet (the forked shell has not exec'd setsid), so pid_alive would call it dead and
+# the start would kill a healthy server; it is our own child, so its pid cannot have been reused.
+pid_running() {
+    local pid
     [[ -f "$1" ]] || return 1
     pid="$(cat "$1")"
-    [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
-    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$STATE_DIR/"
+    [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null
 }
 
 # Is TCP port $1 on 127.0.0.1 free to bind?
@@ -123,7 +132,7 @@ wait_for() {
     local what=$1 pidfile=$2 deadline=$(( $(date +%s) + READY_TIMEOUT ))
     shift 2
     until curl -fsS --max-time 3 -o /dev/null "$@" 2>/dev/null; do
-        if ! pid_alive "$pidfile"; then
+        if ! pid_running "$pidfile"; then
             show_logs 40
             stop_processes
             die "$what exited during startup (logs in $STATE_DIR)"
