@@ -657,33 +657,51 @@ def get(
                 printer=printer,
             )
             return
-        found: list[Row] | None = []
-        if token is None:
-            rows = _all_types(
-                session, namespace=namespace, selector=selector, phases=wanted, chunk_size=chunk_size, wide=wide
-            )
-        else:
-            found = _one_type(
-                session,
-                token=token,
-                name=name,
-                namespace=namespace,
-                selector=selector,
-                chunk_size=chunk_size,
-                wide=wide,
-            )
-            rows = [row for row in found or () if _keep(row, wanted)]
+        rows, listed = _listed_rows(
+            session,
+            token=token,
+            name=name,
+            namespace=namespace,
+            selector=selector,
+            phases=wanted,
+            chunk_size=chunk_size,
+            wide=wide,
+        )
         where = "in any namespace" if namespace is None else f"in namespace {namespace}"
         render(
-            sort_rows(rows),
+            rows,
             fmt,
             bare=name is not None,
             namespaces=namespace is None,
             types=token is None,
-            empty_note="" if token is not None and found is None else f"No workloads found {where}.",
+            empty_note=f"No workloads found {where}." if listed else "",
             headers_row=not no_headers,
             printer=printer,
         )
+
+
+def _listed_rows(
+    session: LiveSession,
+    *,
+    token: str | None,
+    name: str | None,
+    namespace: str | None,
+    selector: str | None,
+    phases: frozenset[str],
+    chunk_size: int,
+    wide: bool,
+) -> tuple[list[Row], bool]:
+    """The sorted rows of one cluster: every covered type (no `token`) or one type, kept by `phases`; and whether
+    anything was listed (False when `_one_type` had nothing to list and has said why: no "No workloads" note)."""
+    if token is None:
+        rows = _all_types(
+            session, namespace=namespace, selector=selector, phases=phases, chunk_size=chunk_size, wide=wide
+        )
+        return sort_rows(rows), True
+    found = _one_type(
+        session, token=token, name=name, namespace=namespace, selector=selector, chunk_size=chunk_size, wide=wide
+    )
+    return sort_rows([row for row in found or () if _keep(row, phases)]), found is not None
 
 
 # --- several clusters: --context A --context B, --all-contexts (issue 24) ---------------------------------------
@@ -714,21 +732,17 @@ def _many_clusters(
         with live_session(
             one, cache_dir=cache_dir, definition_paths=definition_paths, chunk_size=chunk_size
         ) as session:
-            namespace = None if all_namespaces else session.namespace
-            if token is None:
-                return _all_types(
-                    session, namespace=namespace, selector=selector, phases=phases, chunk_size=chunk_size, wide=wide
-                )
-            found = _one_type(
+            rows, _ = _listed_rows(
                 session,
                 token=token,
                 name=name,
-                namespace=namespace,
+                namespace=None if all_namespaces else session.namespace,
                 selector=selector,
+                phases=phases,
                 chunk_size=chunk_size,
                 wide=wide,
             )
-            return sort_rows([row for row in found or () if _keep(row, phases)])
+            return rows
 
     answers = each_context(contexts, ask, deadline=cluster_deadline(connection))
     for answer in answers:
