@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -79,6 +77,10 @@ def each_context(contexts: Sequence[str], ask: Callable[[str], T], *, deadline: 
             return ClusterAnswer(context, error=cli_error(exc).message)
         except CLIError as exc:
             return ClusterAnswer(context, error=exc.message)
+
+    # the thread pool only when several clusters are asked: `get` of one cluster imports this module too (issue 19)
+    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import TimeoutError as FutureTimeout
 
     report = state()
     before = len(report.warnings)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -25,12 +24,6 @@ import msgspec
 from workload_map._io import InputError, read_input_text
 from workload_map.catalog import Resolved
 from workload_map.cli.clusters import ClusterAnswer, cluster_deadline, context_names, each_context
-from workload_map.cli.commands.watch_loop import (
-    open_watch,
-    poll_interval_option,
-    run_until_interrupted,
-    workload_resource,
-)
 from workload_map.cli.complete_args import complete_target
 from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError, UsageError
@@ -44,6 +37,7 @@ from workload_map.cli.options import (
     definitions_option,
     multi_cluster_options,
     output_option,
+    poll_interval_option,
     resolve_output,
 )
 from workload_map.cli.pipeline import resolve_object
@@ -273,6 +267,8 @@ def _all_types(
             return label, rtype, exc
         return label, rtype, items.items
 
+    from concurrent.futures import ThreadPoolExecutor  # only --all-types lists concurrently (issue 19: start-up)
+
     rows: list[Row] = []
     with translate_errors(), ThreadPoolExecutor(max_workers=LIST_WORKERS) as pool:
         results = list(pool.map(read, targets))
@@ -479,6 +475,9 @@ def watch_rows(
     """`get TYPE -w` (kubectl's meaning): the rows of the first LIST, then one row per change (a deleted workload's
     last state too); with -o json|yaml, one event per object (`{"type": "ADDED", "object": {...}}`), the first LIST's
     objects as ADDED. One LIST + WATCH of the type, resumed, re-listed and retried as `wmap watch` is."""
+    # the event loop and the async cluster shell, only for -w: a plain `get` never loads them (issue 19: start-up)
+    from workload_map.cli.commands.watch_loop import open_watch, run_until_interrupted, workload_resource
+
     rtype = session.resolve(token)
     scope = namespace if name is None else (namespace or session.namespace)
     with translate_errors():

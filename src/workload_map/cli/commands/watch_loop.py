@@ -2,7 +2,8 @@
 session (the same connection, discovery and definitions as every live command).
 
 This is the CLI's one module that imports asyncio and the async cluster shell (`cluster.informer_aio`), and only
-the two watching commands import it, so every other command still runs without an event loop of ours.
+the two watching commands import it (`get` only inside its `-w` function, so a plain `get` never loads it),
+so every other command still runs without an event loop of ours.
 Ctrl-C ends a watch with exit 0 and no traceback, as kubectl's does.
 """
 
@@ -11,31 +12,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Any, TypeVar
-
-import click
+from typing import Any
 
 from workload_map.cli.context import state
 from workload_map.cli.live import LiveSession, cli_error, debug_log
+from workload_map.cli.options import poll_interval_option  # re-exported: the watching commands' flag
 from workload_map.cluster import ClusterError, ResolvedType
 from workload_map.cluster.aio import AsyncApiClient
 from workload_map.cluster.informer import WatchedResource
 from workload_map.cluster.informer_aio import LiveWatch, Update
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 __all__ = ["LiveWatch", "Update", "open_watch", "poll_interval_option", "run_until_interrupted", "workload_resource"]
-
-
-def poll_interval_option(f: F) -> F:
-    return click.option(
-        "--poll-interval",
-        type=click.FloatRange(min=0.1),
-        default=10.0,
-        show_default=True,
-        metavar="SECONDS",
-        help="How often to LIST when RBAC allows list but not watch (the fallback, with a warning).",
-    )(f)
 
 
 def run_until_interrupted(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
