@@ -46,6 +46,13 @@ NOT_IN_DESCRIBE = (
     "importlib.metadata",
     "importlib.resources",
     "pkg_resources",
+    # `describe -f FILE -o FORMAT` without a config file runs without click (cli.quick): no parser, no root group
+    "click",
+    "workload_map.cli.root",
+    "workload_map.cli.options",
+    "workload_map.cli.commands.describe",  # the click command; its work is commands.describe_files
+    "gettext",  # click's
+    "difflib",  # click's, for a mistyped option
 )
 
 # what the interpreter imports at start-up (site, .pth files: certifi's imports importlib.resources and tempfile in

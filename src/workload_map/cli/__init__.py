@@ -1,12 +1,17 @@
 """cli layer.
 
 The start-up pause of the cyclic garbage collector lives here, the one module `cli.main` (which pauses it) and
-`cli.root` (which resumes it once the command's modules are imported) both reach without importing each other.
+`cli.root` (which resumes it once the command's modules are imported) both reach without importing each other; so
+does the name of the completion variable, which the run loop (`cli.app`, click-free at import) reads and the root
+group (`cli.root`) hands to click.
 """
 
 from __future__ import annotations
 
 import gc
+
+# Set by a shell completion script calling back (`workload_map.cli.completion`).
+COMPLETE_VAR = "_WMAP_COMPLETE"
 
 _paused = False
 

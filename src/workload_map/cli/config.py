@@ -70,14 +70,18 @@ def default_path() -> Path:
     return Path(base) / "wmap" / "config.yaml"
 
 
+def config_location(explicit: str | None = None) -> tuple[Path, str]:
+    """The config file that applies and what named it (`--config`, `$WMAP_CONFIG`; "" for the default path)."""
+    if explicit:
+        return Path(explicit), "--config"
+    if os.environ.get(ENV_CONFIG):
+        return Path(os.environ[ENV_CONFIG]), f"${ENV_CONFIG}"
+    return default_path(), ""
+
+
 def load_config(explicit: str | None = None) -> Config:
     """Read the config file that applies (see the module docstring); an empty `Config` when there is none."""
-    if explicit:
-        path, named_by = Path(explicit), "--config"
-    elif os.environ.get(ENV_CONFIG):
-        path, named_by = Path(os.environ[ENV_CONFIG]), f"${ENV_CONFIG}"
-    else:
-        path, named_by = default_path(), ""
+    path, named_by = config_location(explicit)
     if not path.exists():
         if named_by:
             raise UsageError(

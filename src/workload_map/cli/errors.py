@@ -17,8 +17,6 @@ import os
 import sys
 from typing import IO, Any
 
-import click
-
 from workload_map.cli.safe import MESSAGE_LIMIT, safe_text
 from workload_map.errors import WorkloadMapError
 
@@ -78,6 +76,13 @@ def _classify(exc: BaseException) -> tuple[str, str | None, int]:
     """(message, hint, exit code) of any exception that reaches the top."""
     if isinstance(exc, CLIError):
         return exc.message, exc.hint, exc.exit_code
+    # click's exceptions are only looked for when click was imported: a run that never loaded it (`describe -f`
+    # on the quick path, `cli.quick`) cannot have raised one, and importing it here would cost ~10 ms.
+    click = sys.modules.get("click")
+    if click is None:
+        if isinstance(exc, KeyboardInterrupt):
+            return "interrupted", None, EXIT_INTERRUPTED
+        return _classify_library(exc)
     if isinstance(exc, click.exceptions.UsageError):
         hint = None
         if exc.ctx is not None:
@@ -87,7 +92,11 @@ def _classify(exc: BaseException) -> tuple[str, str | None, int]:
         return _lower_first(_first_line(exc.format_message())), None, exc.exit_code or EXIT_ERROR
     if isinstance(exc, (KeyboardInterrupt, click.exceptions.Abort)):
         return "interrupted", None, EXIT_INTERRUPTED
+    return _classify_library(exc)
 
+
+def _classify_library(exc: BaseException) -> tuple[str, str | None, int]:
+    """(message, hint, exit code) of an exception that is neither ours (`CLIError`) nor click's."""
     # Imported here, not at the top: workload_map.model (PyYAML, msgspec) costs ~30 ms, and this module is loaded
     # by the root group, so `wmap --help` would pay for it.
     from workload_map.model import DefinitionError, DocumentError

@@ -28,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import click
 import msgspec
 
 from workload_map.cli.config import JQ_MODES
@@ -36,6 +35,8 @@ from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError, UsageError
 
 if TYPE_CHECKING:
+    import click
+
     from workload_map.jq import JqLimitError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -49,6 +50,10 @@ __all__ = [
     "jq_options",
     "raise_if_stopped",
     "stopped_error",
+    "store_budget",
+    "store_deadline",
+    "store_mode",
+    "store_unflagged",
 ]
 
 ENV_JQ_MODE = "WMAP_JQ_MODE"
@@ -154,9 +159,8 @@ def _given(value: str | None, flag: str, env: str) -> tuple[str | None, str]:
     return os.environ.get(env, "").strip() or None, f"${env}"
 
 
-def _store_mode(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    if ctx.resilient_parsing:  # completing: never fail
-        return
+def store_mode(value: str | None) -> None:
+    """`--jq-mode` (None: not given), else `$WMAP_JQ_MODE`, into the run's state; a bad value is a usage error."""
     given, where = _given(value, "--jq-mode", ENV_JQ_MODE)
     mode = given.strip().lower() if given else None
     if mode and mode not in JQ_MODES:
@@ -179,17 +183,23 @@ def _seconds(given: str | None, where: str) -> float | None:
     return seconds
 
 
-def _store_deadline(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    if ctx.resilient_parsing:
-        return
+def store_deadline(value: str | None) -> None:
+    """`--jq-deadline`, else `$WMAP_JQ_DEADLINE`, and `$WMAP_JQ_MEMORY_MB`, into the run's state."""
     state().jq_deadline = _seconds(*_given(value, "--jq-deadline", ENV_JQ_DEADLINE))
     _store_memory_cap()
 
 
-def _store_budget(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    if ctx.resilient_parsing:
-        return
+def store_budget(value: str | None) -> None:
+    """`--jq-budget`, else `$WMAP_JQ_BUDGET`, into the run's state."""
     state().jq_budget = _seconds(*_given(value, "--jq-budget", ENV_JQ_BUDGET))
+
+
+def store_unflagged() -> None:
+    """What the root's jq options store when none of them is on the command line (only the environment), in the
+    order click processes them: the run without click (`cli.quick`) calls this where the root group would."""
+    store_mode(None)
+    store_deadline(None)
+    store_budget(None)
 
 
 def _store_memory_cap() -> None:
@@ -200,12 +210,29 @@ def _store_memory_cap() -> None:
     state().jq_memory_mb = int(given) if given else None
 
 
+def _store_mode(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if not ctx.resilient_parsing:  # completing: never fail
+        store_mode(value)
+
+
+def _store_deadline(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if not ctx.resilient_parsing:
+        store_deadline(value)
+
+
+def _store_budget(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if not ctx.resilient_parsing:
+        store_budget(value)
+
+
 def _complete_mode(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
     return [mode for mode in JQ_MODES if mode.startswith(incomplete)]
 
 
 def jq_options(f: F) -> F:
     """`--jq-mode`, `--jq-deadline` and `--jq-budget` on the root command (their values go to the run's state)."""
+    import click  # here: the run without click (`cli.quick`) imports this module, never the root group
+
     f = click.option(
         "--jq-budget",
         default=None,

@@ -23,15 +23,16 @@ def _prog_name(argv0: str) -> str:
     return "wmap"
 
 
-def run(args: Sequence[str] | None = None, prog_name: str | None = None) -> int:
-    """Run the CLI in this process and return the exit code (what tests and `python -m workload_map` call)."""
+def run(args: Sequence[str] | None = None, prog_name: str | None = None, *, quick_path: bool = True) -> int:
+    """Run the CLI in this process and return the exit code (what tests and `python -m workload_map` call);
+    `quick_path=False` sends `describe -f` through click too (`cli.quick`; the tests compare the two)."""
     argv = list(sys.argv[1:] if args is None else args)
     if argv == ["--version"]:
         sys.stdout.write(__version__ + "\n")
         return 0
     from workload_map.cli.app import run as run_app
 
-    return run_app(argv, prog_name or _prog_name(sys.argv[0] if sys.argv else "wmap"))
+    return run_app(argv, prog_name or _prog_name(sys.argv[0] if sys.argv else "wmap"), quick_path=quick_path)
 
 
 EXIT_ERROR = 1  # as workload_map.cli.errors.EXIT_ERROR (not imported: --version imports nothing)

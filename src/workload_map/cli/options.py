@@ -1,6 +1,9 @@
 """Options shared by commands: `-o/--output` (with config and environment defaults), `--definitions`, the limits,
 and the kubectl connection flags, `--cache-dir` and `--chunk-size` (for the commands that read a cluster).
 
+The click-free half (the format lists, `resolve_output`, `ConnectionOptions`, the defaults) is
+`cli.option_values`, re-exported here.
+
 A command declares its output formats once with an `OutputSpec`, decorates itself with `output_option(spec)`, and
 calls `resolve_output(spec, value)` in its body: an explicit `-o` wins, then `$WMAP_OUTPUT`, then the config file
 (the command's section, then the global `output`), then the default.
@@ -9,56 +12,41 @@ calls `resolve_output(spec, value)` in its body: an explicit `-o` wins, then `$W
 from __future__ import annotations
 
 import functools
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import click
-import msgspec
 from click.shell_completion import CompletionItem
 
-from workload_map.cli.config import ENV_OUTPUT
-from workload_map.cli.context import state
-from workload_map.cli.errors import UsageError
+from workload_map.cli.option_values import (
+    POD_LIMIT_DEFAULT,
+    ConnectionOptions,
+    OutputSpec,
+    resolve_output,
+)
+
+__all__ = [
+    "POD_LIMIT_DEFAULT",
+    "ConnectionOptions",
+    "OutputChoice",
+    "OutputSpec",
+    "cache_dir_option",
+    "chunk_size_option",
+    "component_limit_option",
+    "connection_options",
+    "definitions_option",
+    "manifest_files_option",
+    "multi_cluster_options",
+    "output_option",
+    "pod_limit_option",
+    "resolve_output",
+    "with_files_option",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 # --- -o/--output --------------------------------------------------------------------------------------------
-
-
-class OutputSpec(msgspec.Struct, frozen=True):
-    """The formats a command prints: `choices` (the first is the default unless `default` says otherwise) and
-    `aliases` accepted for compatibility (`table` for `tree` in describe)."""
-
-    command: str
-    choices: tuple[str, ...]
-    default: str = ""
-    aliases: Mapping[str, str] = msgspec.field(default_factory=dict)
-    # formats that carry a value, as kubectl's `-o jsonpath=TEMPLATE` (the command parses the value)
-    templated: tuple[str, ...] = ()
-    # the default as --help states it, when the command picks it itself (gang: text on a terminal, else yaml)
-    default_help: str = ""
-
-    @property
-    def fallback(self) -> str:
-        return self.default or self.choices[0]
-
-    def normalise(self, value: str) -> str | None:
-        """The format `value` names (`name=VALUE` as given for a templated one), or None when this command does
-        not print it."""
-        if value in self.choices:
-            return value
-        prefix, equals, _ = value.partition("=")
-        if equals and prefix in self.templated:
-            return value
-        return self.aliases.get(value)
-
-    def describe(self) -> str:
-        listed = ", ".join((*self.choices, *(f"{name}=..." for name in self.templated)))
-        if self.aliases:
-            listed += " (" + ", ".join(f"{a} = {t}" for a, t in self.aliases.items()) + ")"
-        return listed
 
 
 class OutputChoice(click.ParamType):  # type: ignore[type-arg]  # generic only in newer click
@@ -90,31 +78,6 @@ def output_option(spec: OutputSpec) -> Callable[[F], F]:
         help=f"Output format: {spec.describe()} [default: {spec.default_help or spec.fallback}, or $WMAP_OUTPUT, or "
         "the config file].",
     )
-
-
-def resolve_output(spec: OutputSpec, explicit: str | None) -> str:
-    """The format to print: `-o`, else `$WMAP_OUTPUT`, else the config file, else the command's default."""
-    if explicit:
-        return explicit
-    env = os.environ.get(ENV_OUTPUT, "").strip()
-    if env:
-        return _configured_output(spec, env, f"${ENV_OUTPUT}")
-    configured = state().config.output_for(spec.command)
-    if configured is not None:
-        value, where = configured
-        return _configured_output(spec, value, where)
-    return spec.fallback
-
-
-def _configured_output(spec: OutputSpec, value: str, where: str) -> str:
-    """A format set outside the command line (`where`: the variable or config key), in the command's spelling."""
-    chosen = spec.normalise(value)
-    if chosen is None:
-        raise UsageError(
-            f"{where} is {value!r}, which wmap {spec.command} does not print",
-            hint=f"use one of {spec.describe()}, or give -o",
-        )
-    return chosen
 
 
 # --- -f/--filename -------------------------------------------------------------------------------------------
@@ -176,7 +139,7 @@ def pod_limit_option(f: F) -> F:
     return click.option(
         "--pod-limit",
         type=int,
-        default=0,
+        default=POD_LIMIT_DEFAULT,
         show_default=True,
         metavar="N",
         callback=_not_negative,
@@ -197,38 +160,6 @@ def component_limit_option(default: int, what: str) -> Callable[[F], F]:
 
 
 # --- cluster connection (kubectl's flags) -------------------------------------------------------------------
-
-
-class ConnectionOptions(msgspec.Struct, frozen=True):
-    """The kubectl connection flags as given on the command line (None: not given, the kubeconfig decides).
-
-    These are the flags, not the connection: `request_timeout` is the text of `--request-timeout`, and "not given"
-    is kept apart from any value, because what the flags mean is decided where the cluster is opened
-    (`cli.live.connection_settings` parses them into the cluster layer's `ConnectionSettings`, with the timeout
-    the command uses when the flag is absent). A file-mode command that never opens a cluster never parses them.
-    """
-
-    kubeconfig: str | None = None
-    context: str | None = None
-    cluster: str | None = None
-    user: str | None = None
-    namespace: str | None = None
-    server: str | None = None
-    token: str | None = None
-    request_timeout: str | None = None
-    insecure_skip_tls_verify: bool = False
-    impersonate: str | None = None
-    impersonate_groups: tuple[str, ...] = ()
-    impersonate_uid: str | None = None
-    certificate_authority: str | None = None
-    client_certificate: str | None = None
-    client_key: str | None = None
-    tls_server_name: str | None = None
-    disable_compression: bool = False
-    contexts: tuple[str, ...] = ()
-    """Commands over several clusters (`multi_cluster_options`): every `--context` given, in order."""
-    all_contexts: bool = False
-    """`--all-contexts`: every context of the kubeconfig."""
 
 
 _CONNECTION_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (

@@ -12,12 +12,13 @@ from typing import Any
 import click
 
 from workload_map._version import __version__
-from workload_map.cli import context, resume_gc
+from workload_map.cli import COMPLETE_VAR, context, resume_gc
 from workload_map.cli.command_table import COMMANDS
 from workload_map.cli.errors import EXIT_CODES_HELP, EXIT_OK, UsageError
 from workload_map.cli.jqsettings import jq_options
 
-COMPLETE_VAR = "_WMAP_COMPLETE"
+__all__ = ["COMPLETE_VAR", "CONTEXT_SETTINGS", "LazyGroup", "cli"]
+
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
