@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-import yaml
+from workload_map.model import yaml_subset
 
 __all__ = [
     "MAX_REFERENCES",
@@ -108,10 +108,16 @@ def _read(annotations: Mapping[str, str] | None) -> tuple[tuple[ReferenceRule, .
         return (), []
     if not isinstance(text, str) or len(text) > _MAX_TEXT:
         return (), [f"not a YAML mapping of at most {_MAX_TEXT} characters"]
-    try:
-        data: Any = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        return (), [f"not YAML: {str(error).splitlines()[0]}"]
+    loaded = yaml_subset.safe_load(text)  # exactly safe_load's value, or declined: PyYAML reads it
+    if loaded is not None:
+        data: Any = loaded[0]
+    else:
+        import yaml  # only for a text the fast reader declines (issue 19: start-up)
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            return (), [f"not YAML: {str(error).splitlines()[0]}"]
     if not isinstance(data, dict) or not data:
         return (), ["not a YAML mapping of reference name to {apiVersion, kind, name, namespaced?, content?}"]
     if len(data) > MAX_REFERENCES:

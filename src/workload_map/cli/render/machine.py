@@ -7,7 +7,6 @@ import json
 from typing import IO, Any, Final
 
 import msgspec
-import yaml
 
 from workload_map._regex import LazyPattern
 
@@ -43,6 +42,8 @@ def to_json_line(value: Any) -> str:
 
 
 def to_yaml(value: Any) -> str:
+    import yaml  # PyYAML only for -o yaml: most runs print JSON or a tree (issue 19: start-up)
+
     dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     text: str = yaml.dump(
         value, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=120
