@@ -90,12 +90,12 @@ def _context(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, timeout: float | No
 def test_both_shells_answer_alike_and_the_async_one_is_cancellable(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lightkube.config import client_adapter
+    import httpx2
 
     from workload_map.cluster import ApiClient, Forbidden, Operation
     from workload_map.cluster.aio import AsyncApiClient
 
-    http: Any = client_adapter.httpx
+    http: Any = httpx2
     context = _context(tmp_path, monkeypatch)
     body = b'{"kind":"Status","message":"jobsets is forbidden: User \\"alice\\" cannot list","reason":"Forbidden"}'
     op = Operation("list", "jobsets.jobset.x-k8s.io", "ml")

@@ -144,7 +144,7 @@ def plugin(tmp_path: Path, body: str) -> Path:
 
 
 def exec_spec(command: Path, api_version: str = "client.authentication.k8s.io/v1") -> Any:
-    from lightkube.config.models import NameValue, UserExec
+    from workload_map.cluster.kubeconfig import NameValue, UserExec
 
     return UserExec(
         apiVersion=api_version, command=str(command), args=["--flag"], env=[NameValue(name="WHO", value="e2e")]

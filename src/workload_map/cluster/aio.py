@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from workload_map.catalog import DefinitionRegistry
+    from workload_map.cluster.credentials import Credentials
     from workload_map.cluster.discovery import APIResource
     from workload_map.cluster.typetokens import ResolvedType
     from workload_map.pods import OwnerIndex
@@ -102,23 +103,27 @@ async def adrive(op: Op[T], handle: Callable[[Need], Awaitable[Any]]) -> T:
 
 
 def _async_auth(auth: Any, http_mod: Any) -> Any:
-    """An exec-plugin auth usable by the async client: the plugin runs in a thread, not on the loop."""
-    if auth is None or not hasattr(auth, "token") or not hasattr(auth, "sync_auth_flow"):
+    """The credentials' auth for the async client: one that may run an exec plugin runs it in a thread, not on the
+    loop."""
+    found: Credentials | None = getattr(auth, "credentials", None)
+    if found is None or not found.runs_plugin:
         return auth
+    plugin: Credentials = found
 
-    class AsyncExecCredentialAuth(http_mod.Auth):  # type: ignore[misc]
+    class AsyncCredentialAuth(http_mod.Auth):  # type: ignore[misc]
+        credentials = plugin
+
         def sync_auth_flow(self, request: Any) -> Any:
             return auth.sync_auth_flow(request)
 
         async def async_auth_flow(self, request: Any) -> Any:
-            request.headers["Authorization"] = f"Bearer {await asyncio.to_thread(auth.token)}"
+            request.headers["Authorization"] = await asyncio.to_thread(plugin.authorization)
             response = yield request
             if response.status_code == 401:
-                token = await asyncio.to_thread(lambda: auth.token(force=True))
-                request.headers["Authorization"] = f"Bearer {token}"
+                request.headers["Authorization"] = await asyncio.to_thread(lambda: plugin.authorization(renew=True))
                 yield request
 
-    return AsyncExecCredentialAuth()
+    return AsyncCredentialAuth()
 
 
 class AsyncApiClient(Recorder):

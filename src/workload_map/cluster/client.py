@@ -1,13 +1,13 @@
 """The one place that sends HTTP requests to the API server.
 
-`ApiClient` is a thin layer over the HTTP client lightkube builds from a kubeconfig (TLS, client certificates,
-tokens): JSON in and out as plain dicts (decoded by msgspec), paged LISTs (`limit` + `continue`), metadata-only
-LISTs, merge patches, and every failure turned into one `ClusterError` with a message a person can act on.
+`ApiClient` is a thin layer over an HTTP client set up from the kubeconfig (TLS, client certificates, tokens:
+`cluster.credentials`): JSON in and out as plain dicts (decoded by msgspec), paged LISTs (`limit` + `continue`),
+metadata-only LISTs, merge patches, and every failure turned into one `ClusterError` with a message a person can
+act on.
 
 Every request is recorded in `ApiClient.requests` (method, path, status, seconds, bytes): `--debug` prints each one
-on stderr and tests count them. lightkube's own typed `Client` is not used: our layers want plain dicts, the
-metadata-only LIST needs its own `Accept` header, and decoding 1,000 pods into typed models would cost more than
-the request.
+on stderr and tests count them. No typed Kubernetes client is used: our layers want plain dicts, the metadata-only
+LIST needs its own `Accept` header, and decoding 1,000 pods into typed models would cost more than the request.
 """
 
 from __future__ import annotations
@@ -62,9 +62,9 @@ __all__ = [
 
 if TYPE_CHECKING:
     import httpx2 as http
-    from lightkube.config.models import UserExec
 
-    from workload_map.cluster.kubeconfig import KubeContext
+    from workload_map.cluster.credentials import Credentials
+    from workload_map.cluster.kubeconfig import KubeContext, UserExec
 
 USER_AGENT = f"wmap/{__version__}"
 _EXEC_API_VERSIONS = (
@@ -108,34 +108,41 @@ def _size_text(size: int) -> str:
 
 
 def http_settings(context: KubeContext, user_agent: str) -> tuple[Any, dict[str, Any]]:
-    """lightkube's HTTP module and the keyword arguments of its `Client` / `AsyncClient` for `context` (TLS,
-    credentials, timeout, user agent): one recipe for the sync and the async shell. `auth` is the sync form; an
-    exec plugin's is an `ExecCredentialAuth` (the async shell wraps it)."""
-    from lightkube.config import client_adapter
-    from lightkube.config.models import User
+    """httpx's module and the keyword arguments of its `Client` / `AsyncClient` for `context` (TLS, credentials,
+    timeout, user agent): one recipe for the sync and the async shell. `auth` is a `CredentialAuth` (None without
+    credentials), whose `credentials` the async shell reads in a thread when they may run a plugin."""
+    import httpx2 as http_mod
 
-    http_mod: Any = getattr(client_adapter, "httpx")  # httpx2 for lightkube >= 1.0, httpx before  # noqa: B009
-    config = context.config
-    user = config.user or User()
-    try:
-        verify = client_adapter.verify_cluster(config.cluster, user, config.abs_file, trust_env=True)
-        if user.exec is not None:
-            auth: Any = exec_credential_auth(user.exec, http_mod)
-        else:
-            auth = client_adapter.user_auth(user)
-    except ClusterError:
-        raise
-    except Exception as exc:  # lightkube's ConfigError, ssl errors from bad CA or key data
-        raise KubeconfigError(f"{context.where} cannot be used: {one_line(exc)}") from None
+    from workload_map.cluster.credentials import credentials, tls_context
+
+    verify = tls_context(context)
+    found = credentials(context)
     return http_mod, {
         "base_url": context.server,
         "verify": verify,
-        "auth": auth,
+        "auth": None if found is None else credential_auth(found, http_mod),
         "timeout": http_mod.Timeout(context.request_timeout),
         "headers": [("User-Agent", user_agent), *context.extra_headers],
         "trust_env": True,
         **({"proxy": context.proxy_url} if context.proxy_url else {}),
     }
+
+
+def credential_auth(found: Credentials, http_mod: Any) -> Any:
+    """An httpx `Auth` sending `found`'s `Authorization` header, asking again once after a 401 when that may help
+    (a rotated token file, an expired plugin token)."""
+
+    class CredentialAuth(http_mod.Auth):  # type: ignore[misc]
+        credentials = found
+
+        def auth_flow(self, request: Any) -> Any:  # both clients' (the async shell wraps a plugin's)
+            request.headers["Authorization"] = found.authorization()
+            response = yield request
+            if response.status_code == 401 and found.renewable:
+                request.headers["Authorization"] = found.authorization(renew=True)
+                yield request
+
+    return CredentialAuth()
 
 
 def invalid_server(context: KubeContext, exc: BaseException) -> KubeconfigError:
@@ -356,33 +363,6 @@ class ApiClient(Recorder):
 
 
 # --- exec credential plugins ------------------------------------------------------------------------------------
-
-
-def exec_credential_auth(spec: UserExec, http_mod: Any) -> Any:
-    """An httpx `Auth` that runs a kubeconfig `exec` plugin for a bearer token (cached until it expires, run again
-    on a 401). Plugins that return a client certificate are not supported (a clear error says so)."""
-
-    class ExecCredentialAuth(http_mod.Auth):  # type: ignore[misc]
-        def __init__(self) -> None:
-            self._token: str | None = None
-            self._expires: float | None = None
-            self._lock = threading.Lock()
-
-        def token(self, *, force: bool = False) -> str:
-            with self._lock:
-                fresh = self._expires is None or time.time() < self._expires - 10
-                if force or self._token is None or not fresh:
-                    self._token, self._expires = run_exec_plugin_with_expiry(spec)
-                return self._token
-
-        def sync_auth_flow(self, request: Any) -> Any:
-            request.headers["Authorization"] = f"Bearer {self.token()}"
-            response = yield request
-            if response.status_code == 401:
-                request.headers["Authorization"] = f"Bearer {self.token(force=True)}"
-                yield request
-
-    return ExecCredentialAuth()
 
 
 def run_exec_plugin(spec: UserExec) -> str:

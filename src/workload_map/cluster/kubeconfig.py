@@ -10,10 +10,11 @@ Flags: `--context` picks the context; `--cluster` and `--user` replace the conte
 `default`. `--request-timeout` takes kubectl's durations (`30s`, `1m`, `1m30s`, `500ms`, a bare number of seconds;
 `0` waits forever).
 
-The models are lightkube's (`lightkube.config.kubeconfig`), so what lightkube supports (client certificates and
-keys as files or data, CA files and data, bearer tokens and token files, basic auth) works; exec credential plugins
-are run by our own `ExecCredentialAuth` (client.authentication.k8s.io v1, v1beta1 and v1alpha1, tokens cached until
-they expire).
+The models are our own small msgspec Structs (`Cluster`, `User`, `UserExec`, `Context`, `SingleConfig`), with
+kubectl's field names: client certificates and keys as files or data, CA files and data, bearer tokens and token
+files, basic auth, and exec credential plugins (client.authentication.k8s.io v1, v1beta1 and v1alpha1, tokens
+cached until they expire); `cluster.credentials` turns them into the TLS context and the `Authorization` header.
+No Kubernetes client package is imported (issue 19: lightkube's import alone was ~15 ms of every live command).
 """
 
 from __future__ import annotations
@@ -23,14 +24,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import msgspec
 
 from workload_map._io import InputError, read_input_text
 from workload_map._regex import LazyPattern
 from workload_map.cluster.errors import KubeconfigError
-
-if TYPE_CHECKING:
-    from lightkube.config.kubeconfig import SingleConfig
 
 DEFAULT_NAMESPACE = "default"
 DEFAULT_REQUEST_TIMEOUT = 30.0
@@ -42,6 +42,138 @@ _PATH_KEYS: Mapping[str, tuple[str, ...]] = {
     "cluster": ("certificate-authority",),
     "user": ("client-certificate", "client-key", "tokenFile"),
 }
+
+
+# --- the kubeconfig's models (kubectl's field names) ------------------------------------------------------------
+
+
+class NameValue(msgspec.Struct, frozen=True):
+    """One `env` entry of an exec credential plugin."""
+
+    name: str
+    value: str
+
+
+class UserExec(msgspec.Struct, frozen=True):
+    """`users[].user.exec`: a credential plugin to run for a token."""
+
+    apiVersion: str  # noqa: N815 - kubectl's field name
+    command: str
+    env: list[NameValue] | None = None
+    args: list[str] | None = None
+    installHint: str | None = None  # noqa: N815
+
+
+class User(msgspec.Struct, frozen=True):
+    """`users[].user`: how to authenticate (the first of token file, token, exec plugin, basic auth is used; a
+    client certificate goes with any of them)."""
+
+    exec: UserExec | None = None
+    username: str | None = None
+    password: str | None = None
+    token: str | None = None
+    token_file: str | None = msgspec.field(name="tokenFile", default=None)
+    auth_provider: dict[str, Any] | None = msgspec.field(name="auth-provider", default=None)
+    client_cert: str | None = msgspec.field(name="client-certificate", default=None)
+    client_cert_data: str | None = msgspec.field(name="client-certificate-data", default=None)
+    client_key: str | None = msgspec.field(name="client-key", default=None)
+    client_key_data: str | None = msgspec.field(name="client-key-data", default=None)
+
+
+class Cluster(msgspec.Struct, frozen=True):
+    """`clusters[].cluster`: where the server is and how to trust it."""
+
+    server: str = "http://localhost:8080"
+    certificate_auth: str | None = msgspec.field(name="certificate-authority", default=None)
+    certificate_auth_data: str | None = msgspec.field(name="certificate-authority-data", default=None)
+    insecure: bool = msgspec.field(name="insecure-skip-tls-verify", default=False)
+    tls_server_name: str | None = msgspec.field(name="tls-server-name", default=None)
+
+
+class Context(msgspec.Struct, frozen=True):
+    """`contexts[].context`."""
+
+    cluster: str
+    user: str | None = None
+    namespace: str | None = None
+
+
+class SingleConfig(msgspec.Struct, frozen=True):
+    """The one context a run uses, with its cluster and user (flags applied)."""
+
+    context_name: str
+    context: Context
+    cluster: Cluster
+    user: User
+    fname: str | None = None
+
+
+class _Kubeconfig(msgspec.Struct):
+    """A (merged) kubeconfig file, by name."""
+
+    clusters: dict[str, Cluster]
+    users: dict[str, User]
+    contexts: dict[str, Context]
+    current_context: str | None = None
+    fname: str | None = None
+
+
+def _entries(raw: Mapping[str, Any], plural: str, singular: str, model: type[Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for entry in raw.get(plural) or ():
+        name = entry.get("name") if isinstance(entry, Mapping) else None
+        if not isinstance(name, str):
+            raise KubeconfigError(f"every entry of {plural} needs a name")
+        try:
+            out[name] = msgspec.convert(entry.get(singular) or {}, model)
+        except msgspec.ValidationError as exc:
+            raise KubeconfigError(f"{plural} {name!r}: {exc}") from None
+    return out
+
+
+def _from_dict(raw: Mapping[str, Any], fname: str | None) -> _Kubeconfig:
+    current = raw.get("current-context")
+    return _Kubeconfig(
+        clusters=_entries(raw, "clusters", "cluster", Cluster),
+        users=_entries(raw, "users", "user", User),
+        contexts=_entries(raw, "contexts", "context", Context),
+        current_context=current if isinstance(current, str) and current else None,
+        fname=fname,
+    )
+
+
+def _from_service_account(directory: str, environ: Mapping[str, str]) -> _Kubeconfig:
+    """The in-cluster configuration: the service account's token file, CA and namespace, the API server from
+    `$KUBERNETES_SERVICE_HOST` and `_PORT`."""
+    account = Path(directory)
+    try:
+        namespace = (account / "namespace").read_text().strip()
+        (account / "token").stat()
+    except OSError as exc:
+        raise KubeconfigError(f"the in-cluster service account cannot be read: {exc}") from None
+    host = environ.get("KUBERNETES_SERVICE_HOST", "")
+    port = environ.get("KUBERNETES_SERVICE_PORT", "443")
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    cluster = Cluster(server=f"https://{host}:{port}", certificate_auth=str(account / "ca.crt"))
+    return _Kubeconfig(
+        clusters={"default": cluster},
+        users={"default": User(token_file=str(account / "token"))},
+        contexts={"default": Context(cluster="default", user="default", namespace=namespace or None)},
+        current_context="default",
+    )
+
+
+def _from_server(server: str) -> _Kubeconfig:
+    return _Kubeconfig(
+        clusters={"default": Cluster(server=server)},
+        users={},
+        contexts={"default": Context(cluster="default")},
+        current_context="default",
+    )
+
+
+# --- the connection ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -78,7 +210,7 @@ class ConnectionSettings:
 
 @dataclass(frozen=True)
 class KubeContext:
-    """The connection a run uses: lightkube's `SingleConfig` plus what messages need to name."""
+    """The connection a run uses: its `SingleConfig` plus what messages need to name."""
 
     config: SingleConfig
     namespace: str
@@ -111,9 +243,16 @@ class KubeContext:
         return headers
 
     @property
+    def server_name(self) -> str | None:
+        """The TLS server name to send and check, when not the URL's host: `--tls-server-name`, else the
+        kubeconfig cluster's `tls-server-name`."""
+        return self.tls_server_name or self.config.cluster.tls_server_name or None
+
+    @property
     def request_extensions(self) -> dict[str, str]:
         """httpx request extensions: the TLS server name (SNI and the certificate check) of `--tls-server-name`."""
-        return {"sni_hostname": self.tls_server_name} if self.tls_server_name else {}
+        name = self.server_name
+        return {"sni_hostname": name} if name else {}
 
     @property
     def server_source(self) -> str:
@@ -239,30 +378,24 @@ def merge_kubeconfigs(files: Sequence[Path]) -> dict[str, Any]:
 
 def load_context(settings: ConnectionSettings, environ: Mapping[str, str] | None = None) -> KubeContext:
     """The connection `settings` select (see the module docstring). Raises `KubeconfigError`."""
-    import msgspec
-    from lightkube.config.kubeconfig import KubeConfig, SingleConfig
-    from lightkube.config.models import Cluster, Context, User
-    from lightkube.core.exceptions import ConfigError
-
     env = os.environ if environ is None else environ
     files = kubeconfig_files(settings.kubeconfig, env)
     raw: dict[str, Any] = {}
-    try:
-        if files:
-            raw = merge_kubeconfigs(files)
-            kubeconfig = KubeConfig.from_dict(raw, fname=files[0])
-        elif env.get("KUBERNETES_SERVICE_HOST") and Path(SERVICE_ACCOUNT_DIR).is_dir():
-            kubeconfig = KubeConfig.from_service_account(SERVICE_ACCOUNT_DIR)
-        elif settings.server:
-            kubeconfig = KubeConfig.from_server(settings.server)
-        else:
-            raise KubeconfigError(
-                "no kubeconfig: ~/.kube/config does not exist and $KUBECONFIG is not set",
-                hint="give --kubeconfig, set $KUBECONFIG, or run inside a cluster",
-            )
-    except (ConfigError, msgspec.ValidationError, KeyError, TypeError) as exc:
-        where = files[0] if files else "the in-cluster configuration"
-        raise KubeconfigError(f"kubeconfig {where} cannot be used: {exc}") from None
+    if files:
+        raw = merge_kubeconfigs(files)
+        try:
+            kubeconfig = _from_dict(raw, fname=str(files[0]))
+        except KubeconfigError as exc:
+            raise KubeconfigError(f"kubeconfig {files[0]} cannot be used: {exc.message}") from None
+    elif env.get("KUBERNETES_SERVICE_HOST") and Path(SERVICE_ACCOUNT_DIR).is_dir():
+        kubeconfig = _from_service_account(SERVICE_ACCOUNT_DIR, env)
+    elif settings.server:
+        kubeconfig = _from_server(settings.server)
+    else:
+        raise KubeconfigError(
+            "no kubeconfig: ~/.kube/config does not exist and $KUBECONFIG is not set",
+            hint="give --kubeconfig, set $KUBECONFIG, or run inside a cluster",
+        )
 
     context_name = settings.context or kubeconfig.current_context
     if not context_name:
@@ -346,7 +479,7 @@ def load_context(settings: ConnectionSettings, environ: Mapping[str, str] | None
 
 
 def _proxy_url(raw: Mapping[str, Any], cluster_name: str) -> str | None:
-    """The kubeconfig cluster's `proxy-url` (lightkube's model has no field for it): http or https (a SOCKS proxy
+    """The kubeconfig cluster's `proxy-url` (read from the merged file): http or https (a SOCKS proxy
     would need a package we do not install)."""
     for entry in raw.get("clusters") or ():
         if isinstance(entry, Mapping) and entry.get("name") == cluster_name:
