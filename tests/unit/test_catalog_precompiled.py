@@ -124,8 +124,11 @@ def test_a_damaged_blob_is_parsed_again_and_rewritten(env: dict[str, str]) -> No
     blob.write_bytes(blob.read_bytes()[:1000])
     assert precompiled.load_cached(files, parse, env) == good
     assert parse.calls == 2
-    kartas, valid = msgspec.msgpack.decode(blob.read_bytes(), type=tuple[tuple[Karta, ...], tuple[bool, ...]])
+    kartas, valid, trees = msgspec.msgpack.decode(
+        blob.read_bytes(), type=tuple[tuple[Karta, ...], tuple[bool, ...], dict[str, bytes]]
+    )
     assert kartas == good and valid == ()  # rewritten whole (no check: no validity recorded)
+    assert trees  # and the expressions' syntax trees with it
 
 
 def test_an_unwritable_cache_falls_back_to_the_yaml(tmp_path: Path) -> None:

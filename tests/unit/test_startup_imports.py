@@ -53,6 +53,7 @@ NOT_IN_DESCRIBE = (
     "workload_map.cli.commands.describe",  # the click command; its work is commands.describe_files
     "gettext",  # click's
     "difflib",  # click's, for a mistyped option
+    "typing_extensions",  # msgspec is imported without it (cli.main.import_msgspec_alone)
 )
 
 # what the interpreter imports at start-up (site, .pth files: certifi's imports importlib.resources and tempfile in
@@ -60,16 +61,20 @@ NOT_IN_DESCRIBE = (
 _DESCRIBE = """
 import io, json, sys
 baseline = set(sys.modules)
+from workload_map.cli.main import import_msgspec_alone
+import_msgspec_alone()  # as the console script does first
 from workload_map.catalog import precompiled, registry
+from workload_map.jq import trees
 files = registry._builtin_files()
-key = precompiled.catalog_key(files, validator=precompiled.validator_stamp())
+key = precompiled.catalog_key(files, validator=precompiled.validator_stamp(), parser=trees.tree_stamp())
 warm = precompiled.blob_path(key).exists()
 from workload_map.cli.main import run
 out, sys.stdout = sys.stdout, io.StringIO()
 code = run(["describe", "-f", sys.argv[1], "-o", "json"])
 view, sys.stdout = sys.stdout.getvalue(), out
 added = sorted(set(sys.modules) - baseline)
-print(json.dumps({"warm": warm, "code": code, "view": json.loads(view), "modules": added}))
+parsed = sys.modules["workload_map.jq.parser"]._parse.cache_info().misses
+print(json.dumps({"warm": warm, "code": code, "view": json.loads(view), "modules": added, "parsed": parsed}))
 """
 
 
@@ -105,6 +110,7 @@ def test_describing_a_file_imports_only_what_it_needs(env: dict[str, str]) -> No
     modules = found["modules"]
     unexpected = {name: _loaded(name, modules) for name in NOT_IN_DESCRIBE if _loaded(name, modules)}
     assert not unexpected, unexpected
+    assert found["parsed"] == 0  # every jq expression's tree came from the blob (jq.trees): nothing was lexed
 
 
 def test_a_cold_run_builds_the_blob_and_validates_the_catalog(env: dict[str, str]) -> None:
@@ -132,6 +138,49 @@ def test_version_imports_no_library() -> None:
         name for name in ("click", "yaml", "msgspec", "re", "dataclasses", "workload_map.catalog") if name in modules
     ]
     assert not heavy, heavy
+
+
+_TYPING_EXTENSIONS_AFTER = """
+import json, sys, typing
+from workload_map.cli.main import import_msgspec_alone
+import_msgspec_alone()
+import msgspec, msgspec._utils
+blocked = "typing_extensions" not in sys.modules
+import typing_extensions as te  # still importable afterwards (lightkube's and httpx's imports)
+
+class Spec(msgspec.Struct):
+    replicas: te.Annotated[int, msgspec.Meta(ge=0)]
+    name: te.Annotated[str, msgspec.Meta(max_length=3)] = "a"
+
+class Doc(te.TypedDict):
+    kind: str
+    count: te.NotRequired[int]
+
+try:
+    msgspec.convert({"replicas": -1}, Spec)
+    refused = False
+except msgspec.ValidationError:
+    refused = True
+doc = msgspec.json.decode(b'{"kind": "Job"}', type=Doc)
+try:
+    msgspec.json.decode(b'{"count": 1}', type=Doc)
+    missing_refused = False
+except msgspec.ValidationError:
+    missing_refused = True
+print(json.dumps({
+    "blocked": blocked, "refused": refused, "doc": doc, "missing_refused": missing_refused,
+    "stdlib_hints": msgspec._utils._get_type_hints is typing.get_type_hints,
+    "spec": msgspec.to_builtins(msgspec.convert({"replicas": 2}, Spec)),
+}))
+"""
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="the console script imports msgspec as usual on 3.10")
+def test_msgspec_without_typing_extensions_reads_types_the_same() -> None:
+    found = _python(_TYPING_EXTENSIONS_AFTER, env=dict(os.environ))
+    assert found["blocked"] and found["stdlib_hints"]
+    assert found["refused"] and found["missing_refused"]  # Annotated constraints and TypedDict required keys hold
+    assert found["doc"] == {"kind": "Job"} and found["spec"] == {"replicas": 2, "name": "a"}
 
 
 # The one pattern compiled at import: msgspec compiles a `Meta(pattern=...)` when the annotated type is created

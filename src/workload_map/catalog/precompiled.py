@@ -14,6 +14,11 @@ then never imports the validation layer. So the key also covers the validator's 
 modification time of every module of the packages it runs (validation, jq, model) and of the package's top-level
 helpers, as Python's own bytecode cache judges a source file (a `stat` each, no read).
 
+The blob also holds the syntax tree of every jq expression of those definitions (`jq.trees`): a run hands them
+to the jq parser (`trees.remember`) and so never lexes or parses a catalog expression again. So the key also
+covers the parser (`trees.tree_stamp`: the modules that decide what tree a text parses to and the node classes),
+the same way; an expression whose tree cannot be stored is simply parsed when used.
+
 The cache is an optimisation only: an unwritable directory, a missing, truncated or undecodable blob all fall back
 to the YAML (a bad blob is rewritten), with no message. `WMAP_NO_CATALOG_CACHE=1` turns it off.
 """
@@ -28,6 +33,7 @@ from typing import Final
 import msgspec
 
 from workload_map import _version
+from workload_map.jq import trees
 from workload_map.model import Karta, types
 from workload_map.model.validated import mark_validated
 
@@ -37,9 +43,10 @@ except ImportError:  # pragma: no cover - an interpreter built without it
     from hashlib import blake2b
 
 # Bump when the blob's layout changes in a way the key does not already cover.
-_FORMAT = b"wmap-catalog-2"
-# the definitions, and for each whether it had no validation errors (empty when the blob was built without a check)
-_DECODER = msgspec.msgpack.Decoder(tuple[tuple[Karta, ...], tuple[bool, ...]])
+_FORMAT = b"wmap-catalog-3"
+# the definitions, for each whether it had no validation errors (empty when the blob was built without a check),
+# and the syntax trees of their jq expressions (text -> `trees.encode`; empty when the parser cannot be stamped)
+_DECODER = msgspec.msgpack.Decoder(tuple[tuple[Karta, ...], tuple[bool, ...], dict[str, bytes]])
 # what validation runs: a change in any of these modules may change which definitions are valid
 _VALIDATOR_PACKAGES: Final = ("validation", "jq", "model")
 
@@ -57,12 +64,16 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path(base) / "workload-map"
 
 
-def catalog_key(files: Sequence[tuple[str, bytes]], *, validator: bytes | None = None) -> str:
+def catalog_key(
+    files: Sequence[tuple[str, bytes]], *, validator: bytes | None = None, parser: bytes | None = None
+) -> str:
     """The cache key for definition files given as (name, bytes), in the order they are loaded; `validator`: the
-    validator's stamp (`validator_stamp`), for a blob that records which definitions are valid."""
+    validator's stamp (`validator_stamp`), for a blob that records which definitions are valid; `parser`: the jq
+    parser's (`trees.tree_stamp`), for a blob that holds the expressions' syntax trees."""
     digest = blake2b(_FORMAT, digest_size=32)
     parts = [_version.__version__.encode(), msgspec.__version__.encode(), _types_source()]
     parts.append(b"unchecked" if validator is None else b"checked\n" + validator)
+    parts.append(b"no trees" if parser is None else b"trees\n" + parser)
     for part in parts:
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)
@@ -94,17 +105,47 @@ def load_cached(
     stamp = None if check is None else validator_stamp()
     if stamp is None:
         check = None  # the validator's modules cannot be stamped (a zipped package): record no validity
-    path = blob_path(catalog_key(files, validator=stamp), env)
+    parser = trees.tree_stamp()
+    path = blob_path(catalog_key(files, validator=stamp, parser=parser), env)
     try:
-        kartas, valid = _DECODER.decode(path.read_bytes())
+        kartas, valid, parsed = _DECODER.decode(path.read_bytes())
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         # not built yet, unreadable or damaged: parse the YAML and (re)write it
         kartas = parse(files)
         valid = () if check is None else tuple(bool(ok) for ok in check(kartas))
-        _write(path, _ENCODER.encode((kartas, valid)))
+        parsed = {} if parser is None else expression_trees(kartas)
+        _write(path, _ENCODER.encode((kartas, valid, parsed)))
     if len(valid) == len(kartas):
         mark_validated(karta for karta, ok in zip(kartas, valid, strict=True) if ok)
+    trees.remember(parsed)
     return kartas
+
+
+def expression_trees(kartas: Sequence[Karta]) -> dict[str, bytes]:
+    """The encoded syntax tree of every jq expression of the definitions that parses: their own
+    (`model.jq_fields`) and the plain paths their status reasons read (`resolve.reasons.reason_expressions`)."""
+    # Imported here: only when a blob is built (the walker, and the parser's own work, which a run then skips)
+    from workload_map.jq.errors import JqError
+    from workload_map.jq.parser import parse
+    from workload_map.model import jq_fields
+    from workload_map.resolve.reasons import reason_expressions
+
+    found: dict[str, bytes] = {}
+    for karta in kartas:
+        expressions = [expression for _path, expression in jq_fields(karta)]
+        for component in karta.components:
+            if component.status_definition is not None:
+                expressions.extend(reason_expressions(component.status_definition))
+        for expression in expressions:
+            if expression in found:
+                continue
+            try:
+                data = trees.encode(parse(expression))
+            except JqError:  # not a program: parsed (and refused) when used, as without a blob
+                continue
+            if data is not None:
+                found[expression] = data
+    return found
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -60,6 +60,7 @@ def main(args: Sequence[str] | None = None) -> None:
         from workload_map.cli import pause_gc
 
         pause_gc()
+        import_msgspec_alone()
     code = run(args)
     try:
         sys.stdout.flush()
@@ -71,6 +72,29 @@ def main(args: Sequence[str] | None = None) -> None:
     if args is None:  # the console script or `python -m workload_map`, not a caller in this process
         _exit_now(code)
     sys.exit(code)
+
+
+def import_msgspec_alone() -> None:
+    """Import msgspec without typing_extensions (the console script only; never on `import workload_map`).
+
+    msgspec's `_utils` prefers `typing_extensions.get_type_hints`, `Required` and `NotRequired` when that module can
+    be imported, and importing it (with the `inspect`, `ast`, `dis` and `tokenize` it pulls in) is ~7 ms of a
+    ~40 ms `describe -f`. From Python 3.11 on they are the standard library's: `typing_extensions.Required` and
+    `NotRequired` are `typing`'s objects, and its `get_type_hints(..., include_extras=True)`, the only way msgspec
+    calls it, returns `typing.get_type_hints`' answer unchanged (its own work is for 3.10 and for
+    `include_extras=False`). So msgspec then falls back to the same functions and types, and every Struct, ours and
+    any typing_extensions type in a TypedDict or `Annotated` alike, is read the same. The block lasts only for
+    msgspec's import: `import typing_extensions` works as before afterwards (lightkube's and httpx's imports in the
+    live commands). On 3.10, or when either module is already loaded, nothing is done.
+    `tests/unit/test_startup_imports.py` checks both.
+    """
+    if sys.hexversion < 0x030B0000 or "msgspec" in sys.modules or "typing_extensions" in sys.modules:  # 3.11
+        return
+    sys.modules["typing_extensions"] = None  # type: ignore[assignment]  # an import of it raises ImportError
+    try:
+        import msgspec  # noqa: F401
+    finally:
+        del sys.modules["typing_extensions"]
 
 
 def _exit_now(code: int) -> None:

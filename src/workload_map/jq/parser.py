@@ -21,7 +21,7 @@ from typing import Final
 from workload_map._jsontype import json_type
 from workload_map._limits import MAX_INT_DIGITS
 from workload_map.errors import ArgumentTypeError
-from workload_map.jq import ast
+from workload_map.jq import ast, trees
 from workload_map.jq.ast import (
     ArrayPattern,
     Binary,
@@ -590,7 +590,8 @@ def parse(expr: str) -> Node:
     """
     if not isinstance(expr, str):  # before the cache, which fails on an unhashable argument with a TypeError
         raise ArgumentTypeError("a jq expression", "a string", expr)
-    return _parse(expr)
+    tree = trees.remembered(expr)  # parsed by this parser in an earlier process (the catalog's blob)
+    return tree if tree is not None else _parse(expr)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -627,4 +628,9 @@ def _too_deep(tree: Node) -> bool:
     return False
 
 
-parse.cache_clear = _parse.cache_clear  # type: ignore[attr-defined]  # benchmarks time uncached parses
+def _cache_clear() -> None:
+    _parse.cache_clear()
+    trees.forget()
+
+
+parse.cache_clear = _cache_clear  # type: ignore[attr-defined]  # benchmarks time uncached parses
