@@ -54,6 +54,7 @@ NOT_IN_DESCRIBE = (
     "gettext",  # click's
     "difflib",  # click's, for a mistyped option
     "typing_extensions",  # msgspec is imported without it (cli.main.import_msgspec_alone)
+    "workload_map.resolve.tree",  # Workload.tree(): a view never needs it
 )
 
 # what the interpreter imports at start-up (site, .pth files: certifi's imports importlib.resources and tempfile in

@@ -10,6 +10,8 @@
 See docs/resolve.md.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from workload_map.resolve.component import Component
 from workload_map.resolve.errors import (
     ComponentNotFound,
@@ -33,8 +35,25 @@ from workload_map.resolve.results import (
     WorkloadStatus,
 )
 from workload_map.resolve.status import primary_phase
-from workload_map.resolve.tree import ComponentNode, InstanceNode, WorkloadTree
 from workload_map.resolve.workload import Workload, resolve
+
+if TYPE_CHECKING:
+    from workload_map.resolve.tree import ComponentNode, InstanceNode, WorkloadTree
+
+# The structural tree (`Workload.tree()`) is loaded on first use of its names: a view, a plan or a status never
+# needs it, and its slotted dataclasses cost ~1 ms of every start (issue 19).
+_LAZY = {"ComponentNode", "InstanceNode", "WorkloadTree"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from workload_map.resolve import tree
+
+        value = getattr(tree, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Component",

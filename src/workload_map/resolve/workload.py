@@ -25,9 +25,9 @@ from workload_map.resolve.resolution import Resolution
 from workload_map.resolve.results import ObjectRef, WorkloadStatus
 from workload_map.resolve.session import Session
 from workload_map.resolve.structure import structure_of
-from workload_map.resolve.tree import WorkloadTree, build_tree
 
 if TYPE_CHECKING:
+    from workload_map.resolve.tree import WorkloadTree
     from workload_map.validation import Finding
 
 
@@ -171,6 +171,8 @@ class Workload:
     def tree(self) -> WorkloadTree:
         """The structural tree: components, their instances sorted by key, child components (failures carried as
         errors on their nodes, as in `resolve()`)."""
+        from workload_map.resolve.tree import build_tree  # here: a view or a plan never needs it (~1 ms at start)
+
         return build_tree(self.resolve())
 
     # --- suspend and resume ------------------------------------------------------------------------------------
