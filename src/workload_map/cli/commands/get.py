@@ -27,6 +27,7 @@ from workload_map.cli.clusters import ClusterAnswer, cluster_deadline, context_n
 from workload_map.cli.complete_args import complete_target
 from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError, UsageError
+from workload_map.cli.heap import KeptRows
 from workload_map.cli.jqmode import definition_policy
 from workload_map.cli.live import LiveSession, live_session, parse_target, translate_errors
 from workload_map.cli.options import (
@@ -121,7 +122,8 @@ def make_rows(
 ) -> tuple[list[Row], list[str]]:
     """Resolve each object through the definition (spec and status only); a failure skips it with a warning.
     `listed`: the objects are a LIST's items as `workload_map.cluster` decoded them (each checked for nesting), so
-    they are given to `Workload` with `from_json=True` (no plain-JSON check per object)."""
+    they are given to `Workload` with `from_json=True` (no plain-JSON check per object), and in the console script
+    they and their rows are kept out of the cyclic collector's sight as the rows are built (`cli.heap.KeptRows`)."""
     policy = definition_policy(definition.karta.name, definition.origin)
     return _make_rows(objects, definition, type_label, wide=wide, policy=policy, listed=listed)
 
@@ -138,53 +140,86 @@ def _make_rows(
     rows: list[Row] = []
     warnings: list[str] = []
     validate = True
+    # a LIST's items and their rows live until the command exits: the console script freezes them (cli.heap)
+    kept = KeptRows() if listed else None
     for obj in objects:
         metadata = obj.get("metadata") or {}
         kind = str(obj.get("kind") or type_label)
         name = str(metadata.get("name") or "")
         try:
-            resolved = resolve_object(
-                definition.karta,
+            row = _row(
                 obj,
-                label=f"{kind}/{name}",
-                origin=definition.origin,
+                definition,
+                type_label,
+                metadata=metadata,
+                kind=kind,
+                name=name,
+                wide=wide,
                 policy=policy,
                 validate=validate,
-                from_json=listed,
+                listed=listed,
             )
-            validate = False  # one definition: validated once
-            view = view_of(resolved) if wide else None
-            if view is not None:
-                phase, phases = view.phase, view.phases
-            else:
-                status = resolved.workload.root.status
-                if status is None:
-                    phase, phases = "Undefined", ("Undefined",)
-                else:
-                    phase = status.phase
-                    phases = (status.phase, *(p for p in status.phases if p != status.phase))
         except ResolveError as exc:
             warnings.append(f"could not resolve {kind}/{name}: {exc}")
             continue
-        created = metadata.get("creationTimestamp")
-        rows.append(
-            Row(
-                obj=obj,
-                type_label=type_label,
-                name=name,
-                namespace=str(metadata.get("namespace") or ""),
-                kind=kind,
-                api_version=str(obj.get("apiVersion") or ""),
-                uid=str(metadata.get("uid") or ""),
-                created_at=created if isinstance(created, str) and created else None,
-                definition=definition.karta.name,
-                origin=definition.origin,
-                phase=phase,
-                phases=tuple(phases),
-                view=view,
-            )
-        )
+        validate = False  # one definition: validated once
+        rows.append(row)
+        if kept is not None:
+            kept.built()  # the workload's resolution is gone with _row's frame: only the row is kept
+    if kept is not None:
+        kept.close()
     return rows, warnings
+
+
+def _row(
+    obj: dict[str, Any],
+    definition: Resolved,
+    type_label: str,
+    *,
+    metadata: dict[str, Any],
+    kind: str,
+    name: str,
+    wide: bool,
+    policy: EvaluationPolicy,
+    validate: bool,
+    listed: bool,
+) -> Row:
+    """One object's row; raises `ResolveError`."""
+    resolved = resolve_object(
+        definition.karta,
+        obj,
+        label=f"{kind}/{name}",
+        origin=definition.origin,
+        policy=policy,
+        validate=validate,
+        from_json=listed,
+    )
+    view = view_of(resolved) if wide else None
+    if view is not None:
+        phase, phases = view.phase, view.phases
+    else:
+        status = resolved.workload.root.status
+        if status is None:
+            phase, phases = "Undefined", ("Undefined",)
+        else:
+            phase = status.phase
+            phases = (status.phase, *(p for p in status.phases if p != status.phase))
+    created = metadata.get("creationTimestamp")
+    return Row(
+        obj=obj,
+        type_label=type_label,
+        name=name,
+        namespace=str(metadata.get("namespace") or ""),
+        kind=kind,
+        api_version=str(obj.get("apiVersion") or ""),
+        uid=str(metadata.get("uid") or ""),
+        created_at=created if isinstance(created, str) and created else None,
+        definition=definition.karta.name,
+        origin=definition.origin,
+        phase=phase,
+        phases=tuple(phases),
+        view=view,
+    )
 
 
 def _keep(row: Row, phases: frozenset[str]) -> bool:
