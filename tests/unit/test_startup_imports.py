@@ -184,6 +184,25 @@ def test_msgspec_without_typing_extensions_reads_types_the_same() -> None:
     assert found["doc"] == {"kind": "Job"} and found["spec"] == {"replicas": 2, "name": "a"}
 
 
+def test_the_console_script_answers_version_without_importing_msgspec() -> None:
+    # as the `wmap` script runs it: main() with no arguments (the collector paused, the quick exit); the modules it
+    # added are printed by an atexit handler, which the quick exit runs before it ends the process
+    code = (
+        "import atexit, sys\n"
+        "baseline = set(sys.modules)\n"
+        "atexit.register(lambda: sys.stderr.write(' '.join(sorted(set(sys.modules) - baseline))))\n"
+        "sys.argv = ['wmap', '--version']\n"
+        "from workload_map.cli.main import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    modules = done.stderr.split()
+    assert done.stdout.strip() and "workload_map.cli.main" in modules
+    never = ("click", "msgspec", "typing_extensions", "re", "workload_map.cli.app")
+    heavy = [name for name in never if name in modules]
+    assert not heavy, heavy
+
+
 # The one pattern compiled at import: msgspec compiles a `Meta(pattern=...)` when the annotated type is created
 # (the quantity syntax the JSON view's schema states and its decoding checks).
 ALLOWED_IMPORT_COMPILES = {("workload_map/resources/quantity.py", QUANTITY_PATTERN[:80])}

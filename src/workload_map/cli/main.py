@@ -27,12 +27,17 @@ def run(args: Sequence[str] | None = None, prog_name: str | None = None, *, quic
     """Run the CLI in this process and return the exit code (what tests and `python -m workload_map` call);
     `quick_path=False` sends `describe -f` through click too (`cli.quick`; the tests compare the two)."""
     argv = list(sys.argv[1:] if args is None else args)
-    if argv == ["--version"]:
+    if _asks_version(argv):
         sys.stdout.write(__version__ + "\n")
         return 0
     from workload_map.cli.app import run as run_app
 
     return run_app(argv, prog_name or _prog_name(sys.argv[0] if sys.argv else "wmap"), quick_path=quick_path)
+
+
+def _asks_version(argv: Sequence[str]) -> bool:
+    """`wmap --version`, answered before anything is imported."""
+    return list(argv) == ["--version"]
 
 
 EXIT_ERROR = 1  # as workload_map.cli.errors.EXIT_ERROR (not imported: --version imports nothing)
@@ -60,7 +65,8 @@ def main(args: Sequence[str] | None = None) -> None:
         from workload_map.cli import pause_gc
 
         pause_gc()
-        import_msgspec_alone()
+        if not _asks_version(sys.argv[1:]):  # --version imports nothing at all
+            import_msgspec_alone()
     code = run(args)
     try:
         sys.stdout.flush()
