@@ -50,6 +50,7 @@ MAX_FAST_DEPTH: Final = 100
 """Nesting levels this reader builds; a deeper document is declined (the PyYAML path applies `MAX_DEPTH`)."""
 
 _MAX_KEY: Final = 1000  # libyaml refuses a simple key over 1024 characters
+_MAX_COMPACT: Final = 20  # sequences started on one line (`- - a`)
 _INT: Final = LazyPattern(INT_PATTERN, re.X)
 _FLOAT: Final = LazyPattern(FLOAT_PATTERN, re.X)
 # what YAML reads as something other than a printable character of a line: tab, CR, NEL, LS, PS, BOM, controls
@@ -269,8 +270,10 @@ def _double_segment(text: str, position: int) -> tuple[str, int]:
     escape YAML does not define."""
     parts: list[str] = []
     length = len(text)
+    quote = text.find('"', position)
     while True:
-        quote = text.find('"', position)
+        if 0 <= quote < position:  # that quote was escaped: the next one (none stays none: no rescan per escape)
+            quote = text.find('"', position)
         backslash = text.find("\\", position, length if quote < 0 else quote)
         if backslash < 0:
             if quote < 0:
@@ -330,6 +333,7 @@ class _Reader:
         self.position = start - 1
         self.indent = 0  # of the current line (after a `- ` taken off it: of what follows it)
         self.text = ""  # the current line from its indent on
+        self.compact = 0  # `- ` taken off the current line
         self._advance()
 
     def document(self) -> Any:
@@ -349,6 +353,7 @@ class _Reader:
             text = line.lstrip(" ")
             if text and text[0] != "#":
                 self.position, self.indent, self.text = number, len(line) - len(text), text
+                self.compact = 0
                 return
             number += 1
         self.position = self.end
@@ -419,6 +424,9 @@ class _Reader:
             elif item_text[0] in "|>":
                 items.append(self._block_scalar(item_text, indent, depth + 1))
             else:
+                self.compact += 1
+                if self.compact > _MAX_COMPACT:
+                    raise _NotInSubsetError  # `- - - ...`: each level would copy the rest of the line
                 self.indent += 1 + len(rest) - len(item_text)
                 self.text = item_text
                 items.append(self._node(indent, depth + 1))
