@@ -43,6 +43,7 @@ NOT_IN_DESCRIBE = (
     "lightkube",
     "httpx",
     "rich",
+    "yaml",  # PyYAML: only for a text the fast reader (model.yaml_subset) declines, and for -o yaml
     "importlib.metadata",
     "importlib.resources",
     "pkg_resources",
