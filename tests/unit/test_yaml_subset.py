@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 CONFORMANCE = REPO.parent / "shared" / "conformance"
 CI = os.environ.get("CI") == "true"
 SETTINGS = settings(
-    max_examples=400 if CI else 600,
+    max_examples=300 if CI else 400,
     deadline=None,
     derandomize=CI,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],

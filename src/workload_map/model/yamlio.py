@@ -6,6 +6,11 @@ names the source and line, never a parser traceback. Two hostile inputs are hand
 would expand it, so the expanded size is measured (linearly, memoised by identity) and refused past a bound;
 and an oversized input is refused while it is read (`workload_map._io`: the bytes read are counted, so devices,
 pipes and FIFOs are bounded too), before parsing.
+
+Three readers, tried in turn: one JSON document goes to the JSON decoder; a YAML text to the fast reader of the
+manifest subset (`model.yaml_subset`: pure Python, so PyYAML is never imported for it); a text it declines to the
+PyYAML path (`model.pyyaml_reader`), imported then, which holds every rule and every error message. The first two
+give exactly what the PyYAML path would (tests/unit/test_yaml_subset.py).
 """
 
 from __future__ import annotations
