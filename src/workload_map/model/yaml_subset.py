@@ -545,8 +545,9 @@ class _Reader:
         while True:
             if close == "}":
                 quoted = text[position : position + 1] in ("'", '"')
+                key_start = position
                 key, position = _flow_scalar(text, position, self.resolve, key=True)
-                if key == "<<" or key in mapping:
+                if key == "<<" or key in mapping or position - key_start > _MAX_KEY:
                     raise _NotInSubsetError
                 if text[position : position + 1] != ":" or not (quoted or text[position + 1 : position + 2] == " "):
                     raise _NotInSubsetError
