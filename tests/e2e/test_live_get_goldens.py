@@ -5,6 +5,8 @@ the operators would leave them (tests/fixtures/catalog/<definition>/: workload, 
 What is fixed, and how:
 - the objects: every catalog fixture whose kinds this suite's test CRDs (tests/e2e/crds) or the core API serve, by
   the repository's files alone (not by what the server happens to serve), so the set is the same on every server;
+  a CRD's kind only at its preferred version, the one `get` lists (the test server has no conversion webhook: an
+  object of another version would be listed unconverted, read by the wrong definition);
 - the namespaces: `wmap-golden-a-<8 hex>` and `wmap-golden-b-<8 hex>` (names are never reused: namespaces never
   finish deleting here); the output's `<8 hex>` is written `xxxxxxxx`, the same width, so alignment is checked
   as printed;
@@ -48,22 +50,35 @@ ALSO_IN_B = ("apps-deployment-v1", "core-pod-v1", "jobset-x-k8s-io-jobset-v1alph
 CORE_GROUPS = {"v1", "apps/v1", "batch/v1"}
 
 
-def _crd_served() -> set[tuple[str, str]]:
-    """(apiVersion, kind) served by the suite's test CRDs, read from their files."""
+KUBE_VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
+
+
+def _version_priority(version: str) -> tuple[int, int, int, str]:
+    """Kubernetes' order of a group's versions, first preferred: GA, then beta, then alpha, the higher numbers first;
+    a version of another form after them, by name."""
+    match = KUBE_VERSION.fullmatch(version)
+    if match is None:
+        return (3, 0, 0, version)
+    stage = {None: 0, "beta": 1, "alpha": 2}[match[2]]
+    return (stage, -int(match[1]), -int(match[3] or 0), "")
+
+
+def _crd_preferred() -> set[tuple[str, str]]:
+    """(apiVersion, kind) of each test CRD at its preferred served version, read from the files."""
     found: set[tuple[str, str]] = set()
     for path in sorted(TEST_CRD_DIR.glob("*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
             if not doc or doc.get("kind") != "CustomResourceDefinition":
                 continue
             spec = doc["spec"]
-            for version in spec["versions"]:
-                if version.get("served"):
-                    found.add((f"{spec['group']}/{version['name']}", spec["names"]["kind"]))
+            served = [version["name"] for version in spec["versions"] if version.get("served")]
+            preferred = min(served, key=_version_priority)
+            found.add((f"{spec['group']}/{preferred}", spec["names"]["kind"]))
     return found
 
 
 def _installable() -> list[str]:
-    served = _crd_served()
+    served = _crd_preferred()
     names = []
     for folder in sorted(p for p in FIXTURES.iterdir() if (p / "workload.yaml").exists()):
         workload, owners, pods = fixture_objects(folder.name)

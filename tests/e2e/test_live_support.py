@@ -123,10 +123,12 @@ def collection(kube: httpx.Client, api_server: ApiServer, obj: dict[str, Any], n
 def create(
     api_server: ApiServer, obj: dict[str, Any], *, namespace: str | None = None, status: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """POST `obj` as the admin (then write `status` through the status subresource); the stored object."""
+    """POST `obj` as the admin (then write `status` through the status subresource); the stored object. Where the
+    resource has no status subresource, `obj`'s status (or `status`) is created with it, as its controller does
+    (the published ScheduledWorkflow CRD even requires one)."""
     namespace = namespace or obj.get("metadata", {}).get("namespace")
     body = copy.deepcopy(obj)
-    body.pop("status", None)
+    inline_status = body.pop("status", None)
     meta = body.setdefault("metadata", {})
     for key in ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink"):
         meta.pop(key, None)
@@ -134,6 +136,8 @@ def create(
         meta["namespace"] = namespace
     with api_server.client() as kube:
         path = collection(kube, api_server, body, namespace)
+        if (status or inline_status) and not has_status_subresource(kube, api_server, body):
+            return expect(kube.post(path, json={**body, "status": status or inline_status}), 201)
         stored = expect(kube.post(path, json=body), 201)
         if status:
             stored = expect(
@@ -219,10 +223,31 @@ def create_pod(
     return create(api_server, body, namespace=namespace, status=pod_status(phase=phase, ready=ready, reason=reason))
 
 
+_STATUS_SUBRESOURCE: dict[tuple[str, str, str], bool] = {}
+
+
+def has_status_subresource(kube: httpx.Client, api_server: ApiServer, obj: dict[str, Any]) -> bool:
+    """Whether `obj`'s resource serves `/status` (KubeVirt's VirtualMachineInstance, Argo's Workflow and Kubeflow
+    Pipelines' ScheduledWorkflow do not: their controllers write the status with the object). Read from discovery
+    once per server and kind."""
+    key = (api_server.url, obj["apiVersion"], obj["kind"])
+    if key not in _STATUS_SUBRESOURCE:
+        prefix = "/api/v1" if "/" not in obj["apiVersion"] else f"/apis/{obj['apiVersion']}"
+        resources = expect(kube.get(prefix))["resources"]
+        plural = next(r["name"] for r in resources if r["kind"] == obj["kind"] and "/" not in r["name"])
+        _STATUS_SUBRESOURCE[key] = any(r["name"] == f"{plural}/status" for r in resources)
+    return _STATUS_SUBRESOURCE[key]
+
+
 def patch_status(api_server: ApiServer, obj: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    """Write `status` as the object's controller would: through the status subresource, or on the object itself
+    where its resource has none."""
     with api_server.client() as kube:
         path = collection(kube, api_server, obj, obj["metadata"].get("namespace"))
-        return expect(kube.patch(f"{path}/{obj['metadata']['name']}/status", json={"status": status}, headers=MERGE))
+        target = f"{path}/{obj['metadata']['name']}"
+        if has_status_subresource(kube, api_server, obj):
+            target += "/status"
+        return expect(kube.patch(target, json={"status": status}, headers=MERGE))
 
 
 def get_object(api_server: ApiServer, obj: dict[str, Any]) -> dict[str, Any]:
@@ -301,14 +326,15 @@ def _creatable(obj: dict[str, Any]) -> dict[str, Any]:
         spec.pop("serviceAccountName", None)
         spec.pop("serviceAccount", None)
     if obj["apiVersion"] == "apps/v1" and obj["kind"] in ("StatefulSet", "ReplicaSet", "Deployment"):
-        # Some fixtures give an intermediate owner as its metadata only (all a metadata LIST returns): give it the
-        # smallest spec the server accepts.
+        # Some fixtures give an intermediate owner as its metadata only (all a metadata LIST returns), or with its
+        # selector but no template: give it the smallest spec the server accepts, keeping a selector it has.
         spec = body.setdefault("spec", {})
         if not spec.get("selector"):
-            labels = {"wmap-e2e/owner": obj["metadata"]["name"]}
-            spec["selector"] = {"matchLabels": labels}
+            spec["selector"] = {"matchLabels": {"wmap-e2e/owner": obj["metadata"]["name"]}}
+            spec.pop("template", None)
+        if not spec.get("template"):
             spec["template"] = {
-                "metadata": {"labels": labels},
+                "metadata": {"labels": dict(spec["selector"].get("matchLabels") or {})},
                 "spec": {"containers": [{"name": "main", "image": "busybox"}]},
             }
     return body
