@@ -56,11 +56,14 @@ def _write(config: dict[str, Any], path: Path) -> Path:
     return path
 
 
-def _listed_as(api_server: ApiServer, mark: int) -> set[str]:
+def _listed_as(api_server: ApiServer, mark: int, namespace: str) -> set[str]:
+    """Who listed the test's namespace's Deployments since `mark`."""
     return {
         event["user"]["username"]
         for event in wmap_requests(api_server, mark)
-        if event["verb"] == "list" and (event.get("objectRef") or {}).get("resource") == "deployments"
+        if event["verb"] == "list"
+        and (event.get("objectRef") or {}).get("resource") == "deployments"
+        and (event.get("objectRef") or {}).get("namespace") == namespace
     }
 
 
@@ -78,7 +81,7 @@ def test_a_token_file(api_server: ApiServer, wmap: Wmap, web: str, tmp_path: Pat
     result = wmap.run("get", "deployments", namespace=web, kubeconfig=kubeconfig)
     assert result.code == 0, result.stderr
     assert _shown(result.stdout) == ["web"]
-    assert _listed_as(api_server, mark) == {"wmap-admin"}
+    assert _listed_as(api_server, mark, web) == {"wmap-admin"}
     (tmp_path / "token").write_text("not-a-token\n")
     refused = wmap.run("get", "deployments", namespace=web, kubeconfig=kubeconfig)
     assert refused.code == 1
@@ -115,7 +118,7 @@ def test_an_exec_plugin(api_server: ApiServer, wmap: Wmap, web: str, tmp_path: P
     result = wmap.run("get", "deployments", namespace=web, kubeconfig=kubeconfig)
     assert result.code == 0, result.stderr
     assert _shown(result.stdout) == ["web"]
-    assert _listed_as(api_server, mark) == {"wmap-admin"}
+    assert _listed_as(api_server, mark, web) == {"wmap-admin"}
     assert runs.read_text().count("run") == 1  # one run for all the command's requests (cached)
 
 
@@ -151,7 +154,7 @@ def test_a_client_certificate_as_data_and_a_ca_file_beside_the_kubeconfig(
     mark = api_server.audit_mark()
     result = wmap.run("get", "deployments", namespace=web, kubeconfig=kubeconfig)
     assert result.code == 0, result.stderr
-    assert _listed_as(api_server, mark) == {"wmap-data-user"}
+    assert _listed_as(api_server, mark, web) == {"wmap-data-user"}
     assert not list(Path(tmp_path).glob("wmap-*.pem"))
     user["client-key-data"] = base64.b64encode(b"not a key").decode()
     broken = wmap.run("get", "deployments", namespace=web, kubeconfig=_write(config, tmp_path / "broken.kubeconfig"))

@@ -13,11 +13,10 @@ LIST needs its own `Accept` header, and decoding 1,000 pods into typed models wo
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -45,6 +44,7 @@ from workload_map.cluster.core import (
     transport_reason,
 )
 from workload_map.cluster.errors import ClusterError, KubeconfigError, ResponseTooLarge
+from workload_map.cluster.http11 import ERRORS, Http11, direct
 
 T = TypeVar("T")
 
@@ -229,18 +229,30 @@ class ApiClient(Recorder):
         transport: Any = None,
     ) -> None:
         super().__init__(context, log)
-        http_mod, settings = http_settings(context, user_agent)
-        self._http_errors = http_mod
         self._timeout = context.request_timeout
+        self._direct: Http11 | None = None
+        self._http: http.Client | None = None
+        if transport is None and direct(context):
+            self._http_errors: Any = ERRORS
+            try:
+                self._direct = Http11(context, user_agent)
+            except (ERRORS.InvalidURL, ERRORS.UnsupportedProtocol) as exc:
+                raise invalid_server(context, exc) from None
+            return
+        http_mod, settings = http_settings(context, user_agent)  # a proxy, or a test's transport: httpx
+        self._http_errors = http_mod
         try:
-            self._http: http.Client = http_mod.Client(**settings, transport=transport)
+            self._http = http_mod.Client(**settings, transport=transport)
         except (http_mod.InvalidURL, ValueError) as exc:
             raise invalid_server(context, exc) from None
 
     # --- lifecycle --------------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        self._http.close()
+        if self._direct is not None:
+            self._direct.close()
+        if self._http is not None:
+            self._http.close()
 
     def __enter__(self) -> ApiClient:
         return self
@@ -254,20 +266,31 @@ class ApiClient(Recorder):
         """Send one request and return the decoded JSON body; raise a `ClusterError` for any failure."""
         start = time.perf_counter()
         try:
-            with self._http.stream(
-                call.method,
-                call.path,
-                params=dict(call.params or {}),
-                headers=call.headers,
-                content=call.body,
-                extensions=self.context.request_extensions,
-            ) as response:
-                status = response.status_code
-                self._declared_too_large(call, status, response.headers.get("content-length"), start)
-                content = self._collect(call, status, response.iter_bytes(), start)
+            with self._open(call) as (status, headers, chunks):
+                self._declared_too_large(call, status, headers.get("content-length"), start)
+                content = self._collect(call, status, chunks, start)
+                content_type = headers.get("content-type")
         except transport_errors(self._http_errors) as exc:
             raise self._failed(call, exc, self._http_errors, start) from None
-        return self._answered(call, status, content, response.headers.get("content-type"), start)
+        return self._answered(call, status, content, content_type, start)
+
+    @contextmanager
+    def _open(self, call: Call) -> Iterator[tuple[int, Mapping[str, str], Iterator[bytes]]]:
+        """(status, headers, body chunks) of `call`, from whichever transport this client has."""
+        if self._direct is not None:
+            with self._direct.open(call) as answer:
+                yield answer
+            return
+        assert self._http is not None
+        with self._http.stream(
+            call.method,
+            call.path,
+            params=dict(call.params or {}),
+            headers=call.headers,
+            content=call.body,
+            extensions=self.context.request_extensions,
+        ) as response:
+            yield response.status_code, response.headers, response.iter_bytes()
 
     def handle(self, need: Any) -> Any:
         """Answer one need of an operation: a `Call` (sent), a `Gather` (sent from a thread pool)."""
@@ -377,7 +400,7 @@ def _run_bounded(command: list[str], env: dict[str, str], *, timeout: float, lim
     """Run a plugin and read at most `limit` (+1) bytes of each of its streams: past that it is killed, so a plugin
     printing without end cannot fill the caller's memory (the kubeconfig's plugin is the user's own, yet bounded
     like every other input, docs/security.md)."""
-    import threading
+    import subprocess  # only with an exec plugin: a plain request imports no subprocess machinery (issue 19)
 
     with subprocess.Popen(
         command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -411,6 +434,8 @@ def run_exec_plugin_with_expiry(spec: UserExec) -> tuple[str, float | None]:
     """Run an exec credential plugin: (token, expiry as a UNIX time or None)."""
     import datetime
     import os
+    import shutil
+    import subprocess
 
     if spec.apiVersion not in _EXEC_API_VERSIONS:
         raise KubeconfigError(

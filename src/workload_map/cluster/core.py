@@ -299,8 +299,10 @@ def transport_failure(context: KubeContext, call: Call, exc: BaseException, http
 
 
 def transport_errors(http_mod: Any) -> tuple[type[BaseException], ...]:
-    """The exception classes `transport_failure` maps."""
-    return (http_mod.TimeoutException, http_mod.InvalidURL, http_mod.UnsupportedProtocol, http_mod.TransportError)
+    """The exception classes `transport_failure` maps (a name may hold a tuple of classes: the stdlib transport's
+    `TransportError`)."""
+    named = (http_mod.TimeoutException, http_mod.InvalidURL, http_mod.UnsupportedProtocol, http_mod.TransportError)
+    return tuple(kind for entry in named for kind in (entry if isinstance(entry, tuple) else (entry,)))
 
 
 def status_error(  # noqa: PLR0917 - the parts of one answer
