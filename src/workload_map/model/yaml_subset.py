@@ -8,17 +8,22 @@ message, line number and refusal still comes from there. Declining is cheap (the
 only thing it ever does with unusual input.
 
 Accepted: `---` and `...` lines (a comment after them), comments, block mappings and sequences (`- ` items at
-the parent key's indent, `- - a`, `- key: v`), plain scalars on one line resolved as the loader resolves them
-(YAML 1.1 null and booleans, ints with 0b/0x/leading-zero octal and underscores, floats with a dot and a signed
-exponent; no timestamps, no base-60), single- and double-quoted scalars on one line, literal and folded block
-scalars (`|`, `>`, with `-` or `+`), and one-line flow collections of scalars (`[a, "b", 1]`, `{a: 1}`).
+the parent key's indent, `- - a`, `- key: v`), plain scalars resolved as the loader resolves them (YAML 1.1 null
+and booleans, ints with 0b/0x/leading-zero octal and underscores, floats with a dot and a signed exponent; no
+timestamps, no base-60), single- and double-quoted scalars (YAML's escapes), plain and quoted scalars folded over
+lines (as `kubectl get -o yaml` writes long strings; an escaped line break too), literal and folded block scalars
+(`|`, `>`, with `-` or `+`), and flow collections on one line (`[a, "b", 1]`, `{a: 1, b: [c]}`).
 Declined: tabs, carriage returns, a BOM or any character the YAML reader would refuse or treat as a line break,
-directives, anchors, aliases, tags, `?` keys, merge keys, repeated keys, multi-line plain or quoted scalars,
-nested or multi-line flow collections, explicit indentation indicators, a number JSON cannot carry, nesting past
-`MAX_FAST_DEPTH`, more than `MAX_EXPANDED_NODES` nodes in a document, and whatever else is not in the list above.
+directives, anchors, aliases, tags, `?` keys, merge keys, repeated keys, a flow collection over lines, explicit
+indentation indicators, a scalar at the root that goes over lines, a number JSON cannot carry, a key over 1,000
+characters, nesting past `MAX_FAST_DEPTH`, more than `MAX_EXPANDED_NODES` nodes in a document, and whatever else is
+not in the list above.
 
-Proof: tests/unit/test_yaml_subset.py compares it with the PyYAML path on every YAML file of the repository and on
-generated texts (hypothesis).
+`safe_load(text)` is the same reader for a text `yaml.safe_load` would read (a definition's annotation): one
+document, PyYAML's default resolvers (it declines a scalar those could read as a timestamp or base-60 number).
+
+Proof: tests/unit/test_yaml_subset.py compares it with the PyYAML path (and `safe_load` with `yaml.safe_load`) on
+every YAML file of the repository and on generated texts (hypothesis).
 """
 
 from __future__ import annotations
