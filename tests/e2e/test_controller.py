@@ -148,6 +148,61 @@ def _ready(controller: Controller) -> bool:
     return controller.get(controller.health, "/readyz").status_code == 200
 
 
+# the Karta webhooks alone: no leader election, no pod grouper, no Karta operator
+WEBHOOKS_ONLY = ("--leader-elect=false", "--pod-grouper=false", "--karta-operator=false")
+
+
+def _configuration_paths(configuration: str) -> tuple[str, str]:
+    """The validating and the mutating webhook configuration the controller registers under `configuration`."""
+    return (
+        f"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/{configuration}",
+        f"/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/{configuration}",
+    )
+
+
+@dataclass
+class Webhooks:
+    """A controller serving its webhooks on 127.0.0.1:`port`, registered under `configuration` with that url."""
+
+    controller: Controller
+    port: int
+    configuration: str
+
+    @property
+    def validating(self) -> str:
+        return _configuration_paths(self.configuration)[0]
+
+    @property
+    def mutating(self) -> str:
+        return _configuration_paths(self.configuration)[1]
+
+
+@pytest.fixture
+def start_webhooks(
+    kube: httpx.Client, start_controller: Callable[..., Controller]
+) -> Iterator[Callable[..., Webhooks]]:
+    """`start_webhooks(*flags)`: a controller with `flags` whose webhooks the API server calls by url on a free
+    port, under a configuration name of its own. At the end its controllers stop, then both configurations of each
+    are deleted (the test server keeps them, and a configuration left behind would call a closed port)."""
+    started: list[Webhooks] = []
+
+    def start(*flags: str) -> Webhooks:
+        port = _free_port()
+        configuration = f"wmap-e2e-{uuid.uuid4().hex[:6]}"
+        url = f"https://127.0.0.1:{port}"
+        controller = start_controller(
+            *flags, "--webhook-port", str(port), "--webhook-url", url, "--webhook-configuration-name", configuration
+        )
+        started.append(Webhooks(controller, port, configuration))
+        return started[-1]
+
+    yield start
+    for webhooks in started:
+        webhooks.controller.stop()
+        for path in _configuration_paths(webhooks.configuration):
+            kube.delete(path)
+
+
 # --- the process ----------------------------------------------------------------------------------------------
 
 
@@ -705,68 +760,49 @@ def test_each_scheduler_gets_the_objects_of_its_export(
 
 
 def test_the_karta_webhooks_reject_label_and_guard_the_root_kind(
-    kube: httpx.Client, kartas: list[str], start_controller: Callable[..., Controller]
+    kube: httpx.Client, kartas: list[str], start_webhooks: Callable[..., Webhooks]
 ) -> None:
-    port = _free_port()
-    configuration = f"wmap-e2e-{uuid.uuid4().hex[:6]}"
-    controller = start_controller(
-        "--leader-elect=false",
-        "--pod-grouper=false",
-        "--karta-operator=false",
-        "--webhook-port",
-        str(port),
-        "--webhook-url",
-        f"https://127.0.0.1:{port}",
-        "--webhook-configuration-name",
-        configuration,
+    webhooks = start_webhooks(*WEBHOOKS_ONLY)
+    controller = webhooks.controller
+    configurations = (webhooks.validating, webhooks.mutating)
+    eventually(lambda: all(kube.get(path).status_code == 200 for path in configurations), "the configurations")
+    validating = expect(kube.get(configurations[0]))["webhooks"][0]
+    assert validating["clientConfig"]["url"] == f"https://127.0.0.1:{webhooks.port}/validate-karta"
+    assert validating["failurePolicy"] == "Ignore" and validating["timeoutSeconds"] == 5
+    suffix = uuid.uuid4().hex[:8]
+    group = f"ctrl{suffix}.example.com"
+
+    def rejected() -> httpx.Response | None:
+        answer = kube.post(KARTAS, json=_karta(f"broken-{suffix}", group, broken=True))
+        if answer.status_code == 201:  # admitted before the API server called us: take it back, try again
+            kube.delete(f"{KARTAS}/broken-{suffix}")
+            return None
+        return answer
+
+    answer = eventually(rejected, "the invalid Karta rejected", [controller])
+    message = answer.json()["message"]
+    assert answer.status_code == 422, message
+    assert 'admission webhook "kartas.validate.workloadmap.io" denied the request' in message
+    assert "spec.structureDefinition.childComponents[0].ownerRef: " in message
+    assert "spec.structureDefinition.childComponents[0].specDefinition.podTemplateSpecPath: " in message
+
+    name = f"labelled-{suffix}"
+    created = expect(kube.post(KARTAS, json=_karta(name, group)), 201)
+    kartas.append(name)
+    assert created["metadata"]["labels"] == {
+        "run.ai/karta-group": group,
+        "run.ai/karta-version": "v1",
+        "run.ai/karta-kind": "Widget",
+    }
+    moved = copy.deepcopy(created)
+    moved["spec"]["structureDefinition"]["rootComponent"]["kind"]["kind"] = "Gadget"
+    refused = kube.put(f"{KARTAS}/{name}", json=moved)
+    assert refused.status_code == 422
+    assert (
+        f"spec.structureDefinition.rootComponent.kind: immutable (was {group}/v1/Widget)" in refused.json()["message"]
     )
-    configurations = [
-        f"/apis/admissionregistration.k8s.io/v1/{plural}/{configuration}"
-        for plural in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations")
-    ]
-    try:
-        eventually(lambda: all(kube.get(path).status_code == 200 for path in configurations), "the configurations")
-        validating = expect(kube.get(configurations[0]))["webhooks"][0]
-        assert validating["clientConfig"]["url"] == f"https://127.0.0.1:{port}/validate-karta"
-        assert validating["failurePolicy"] == "Ignore" and validating["timeoutSeconds"] == 5
-        suffix = uuid.uuid4().hex[:8]
-        group = f"ctrl{suffix}.example.com"
-
-        def rejected() -> httpx.Response | None:
-            answer = kube.post(KARTAS, json=_karta(f"broken-{suffix}", group, broken=True))
-            if answer.status_code == 201:  # admitted before the API server called us: take it back, try again
-                kube.delete(f"{KARTAS}/broken-{suffix}")
-                return None
-            return answer
-
-        answer = eventually(rejected, "the invalid Karta rejected", [controller])
-        message = answer.json()["message"]
-        assert answer.status_code == 422, message
-        assert 'admission webhook "kartas.validate.workloadmap.io" denied the request' in message
-        assert "spec.structureDefinition.childComponents[0].ownerRef: " in message
-        assert "spec.structureDefinition.childComponents[0].specDefinition.podTemplateSpecPath: " in message
-
-        name = f"labelled-{suffix}"
-        created = expect(kube.post(KARTAS, json=_karta(name, group)), 201)
-        kartas.append(name)
-        assert created["metadata"]["labels"] == {
-            "run.ai/karta-group": group,
-            "run.ai/karta-version": "v1",
-            "run.ai/karta-kind": "Widget",
-        }
-        moved = copy.deepcopy(created)
-        moved["spec"]["structureDefinition"]["rootComponent"]["kind"]["kind"] = "Gadget"
-        refused = kube.put(f"{KARTAS}/{name}", json=moved)
-        assert refused.status_code == 422
-        assert (
-            f"spec.structureDefinition.rootComponent.kind: immutable (was {group}/v1/Widget)"
-            in refused.json()["message"]
-        )
-        served = controller.get(controller.metrics, "/metrics").text
-        assert 'workloadmap_controller_reconciles_total{controller="webhook/validate-karta",result="served"}' in served
-    finally:
-        for path in configurations:
-            kube.delete(path)
+    served = controller.get(controller.metrics, "/metrics").text
+    assert 'workloadmap_controller_reconciles_total{controller="webhook/validate-karta",result="served"}' in served
 
 
 def _served_certificate(port: int) -> tuple[int, str]:
@@ -786,7 +822,7 @@ def _served_certificate(port: int) -> tuple[int, str]:
 
 
 def test_rotated_certificates_keep_admission_working(
-    kube: httpx.Client, kartas: list[str], start_controller: Callable[..., Controller]
+    kube: httpx.Client, kartas: list[str], start_webhooks: Callable[..., Webhooks]
 ) -> None:
     """Auto mode with 15 s certificates checked every second: for 40 s every invalid Karta is rejected (the API
     server trusted each certificate served, through renewals by one CA and the switch to the next CA), the
@@ -796,69 +832,48 @@ def test_rotated_certificates_keep_admission_working(
 
     from cryptography import x509
 
-    port = _free_port()
-    configuration = f"wmap-e2e-{uuid.uuid4().hex[:6]}"
-    controller = start_controller(
-        "--leader-elect=false",
-        "--pod-grouper=false",
-        "--karta-operator=false",
-        "--webhook-port",
-        str(port),
-        "--webhook-url",
-        f"https://127.0.0.1:{port}",
-        "--webhook-configuration-name",
-        configuration,
-        "--webhook-cert-validity",
-        "15s",
-        "--webhook-cert-check-interval",
-        "1s",
-    )
-    validating = f"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/{configuration}"
+    webhooks = start_webhooks(*WEBHOOKS_ONLY, "--webhook-cert-validity", "15s", "--webhook-cert-check-interval", "1s")
+    controller, port, validating = webhooks.controller, webhooks.port, webhooks.validating
     suffix = uuid.uuid4().hex[:8]
     group = f"ctrl{suffix}.example.com"
 
     def post_invalid(attempt: int) -> httpx.Response:
         return kube.post(KARTAS, json=_karta(f"rotating-{suffix}-{attempt}", group, broken=True))
 
-    try:
+    def first_rejection() -> bool:
+        answer = post_invalid(0)
+        if answer.status_code == 201:  # before the API server saw the configuration
+            kube.delete(f"{KARTAS}/rotating-{suffix}-0")
+            return False
+        return answer.status_code == 422
 
-        def first_rejection() -> bool:
-            answer = post_invalid(0)
-            if answer.status_code == 201:  # before the API server saw the configuration
-                kube.delete(f"{KARTAS}/rotating-{suffix}-0")
-                return False
-            return answer.status_code == 422
-
-        eventually(first_rejection, "the first invalid Karta rejected", [controller])
-        served: list[tuple[int, str]] = []
-        bundles: set[str] = set()
-        deadline = time.monotonic() + 40
-        attempt = 0
-        while time.monotonic() < deadline:
-            attempt += 1
-            answer = post_invalid(attempt)
-            if answer.status_code == 201:
-                kartas.append(f"rotating-{suffix}-{attempt}")
-            assert answer.status_code == 422, (
-                f"attempt {attempt} admitted (the API server could not call the webhook): {answer.text}\n"
-                + controller.output()[-3000:]
-            )
-            assert 'admission webhook "kartas.validate.workloadmap.io" denied the request' in answer.json()["message"]
-            served.append(_served_certificate(port))
-            bundles.add(expect(kube.get(validating))["webhooks"][0]["clientConfig"]["caBundle"])
-            time.sleep(0.5)
-        serials = {serial for serial, _ in served}
-        issuers = [issuer for _, issuer in served]
-        assert len(serials) >= 3, served  # renewed while running, no restart
-        assert len(set(issuers)) >= 2, issuers  # and signed by the next CA once it was published
-        assert len(bundles) >= 2
-        newest = base64.b64decode(expect(kube.get(validating))["webhooks"][0]["clientConfig"]["caBundle"])
-        subjects = [ca.subject.rfc4514_string() for ca in x509.load_pem_x509_certificates(newest)]
-        assert issuers[-1] in subjects  # the CA signing now is in the configuration
-        assert controller.process.poll() is None and "serving certificate" in controller.output()
-    finally:
-        kube.delete(validating)
-        kube.delete(validating.replace("validatingwebhookconfigurations", "mutatingwebhookconfigurations"))
+    eventually(first_rejection, "the first invalid Karta rejected", [controller])
+    served: list[tuple[int, str]] = []
+    bundles: set[str] = set()
+    deadline = time.monotonic() + 40
+    attempt = 0
+    while time.monotonic() < deadline:
+        attempt += 1
+        answer = post_invalid(attempt)
+        if answer.status_code == 201:
+            kartas.append(f"rotating-{suffix}-{attempt}")
+        assert answer.status_code == 422, (
+            f"attempt {attempt} admitted (the API server could not call the webhook): {answer.text}\n"
+            + controller.output()[-3000:]
+        )
+        assert 'admission webhook "kartas.validate.workloadmap.io" denied the request' in answer.json()["message"]
+        served.append(_served_certificate(port))
+        bundles.add(expect(kube.get(validating))["webhooks"][0]["clientConfig"]["caBundle"])
+        time.sleep(0.5)
+    serials = {serial for serial, _ in served}
+    issuers = [issuer for _, issuer in served]
+    assert len(serials) >= 3, served  # renewed while running, no restart
+    assert len(set(issuers)) >= 2, issuers  # and signed by the next CA once it was published
+    assert len(bundles) >= 2
+    newest = base64.b64decode(expect(kube.get(validating))["webhooks"][0]["clientConfig"]["caBundle"])
+    subjects = [ca.subject.rfc4514_string() for ca in x509.load_pem_x509_certificates(newest)]
+    assert issuers[-1] in subjects  # the CA signing now is in the configuration
+    assert controller.process.poll() is None and "serving certificate" in controller.output()
 
 
 def test_in_cluster_the_configurations_call_the_service(
@@ -886,10 +901,7 @@ def test_in_cluster_the_configurations_call_the_service(
         "--webhook-configuration-name",
         configuration,
     )
-    paths = [
-        f"/apis/admissionregistration.k8s.io/v1/{plural}/{configuration}"
-        for plural in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations")
-    ]
+    paths = _configuration_paths(configuration)
     try:
         eventually(lambda: all(kube.get(p).status_code == 200 for p in paths), "the configurations", [controller])
         validating, mutating = (expect(kube.get(p)) for p in paths)
@@ -977,8 +989,8 @@ def test_manual_certificates_are_read_again_when_they_change(
         assert rejected(), "the API server could not call the webhook after the files changed"
         assert controller.process.poll() is None
     finally:
-        for plural in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations"):
-            kube.delete(f"/apis/admissionregistration.k8s.io/v1/{plural}/{configuration}")
+        for path in _configuration_paths(configuration):
+            kube.delete(path)
 
 
 @pytest.mark.parametrize("scheduler", ["workload", "kai"])
@@ -987,15 +999,12 @@ def test_the_pod_webhook_links_pods_at_creation(
     api_server: ApiServer,
     kube: httpx.Client,
     make_namespace: Any,
-    start_controller: Callable[..., Controller],
+    start_webhooks: Callable[..., Webhooks],
 ) -> None:
     from workload_map.controller.pod_admission import SCHEDULER_NAMES
 
     namespace = make_namespace("wmap-ctrl")
-    port = _free_port()
-    configuration = f"wmap-e2e-{uuid.uuid4().hex[:6]}"
-    mutating = f"/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/{configuration}"
-    controller = start_controller(
+    webhooks = start_webhooks(
         "--leader-elect=false",
         "--karta-operator=false",
         "--pod-grouper=true",
@@ -1003,56 +1012,45 @@ def test_the_pod_webhook_links_pods_at_creation(
         scheduler,
         "--namespaces",
         namespace,
-        "--webhook-port",
-        str(port),
-        "--webhook-url",
-        f"https://127.0.0.1:{port}",
-        "--webhook-configuration-name",
-        configuration,
     )
-    try:
-        eventually(lambda: kube.get(mutating).status_code == 200, "the configuration", [controller])
-        hooks = {h["name"]: h for h in expect(kube.get(mutating))["webhooks"]}
-        pod_hook = hooks["pods.mutate.workloadmap.io"]
-        assert pod_hook["failurePolicy"] == "Ignore" and pod_hook["timeoutSeconds"] == 5
-        assert pod_hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["default", "kube-system"]
-        jobset, _ = _install_unscheduled_jobset(api_server, namespace, pods_too=False)
-        _, _, pods = fixture_objects(JOBSET_FIXTURE)
-        jobs = {
-            j["metadata"]["name"]: j for j in expect(kube.get(f"/apis/batch/v1/namespaces/{namespace}/jobs"))["items"]
-        }
-        pod = _creatable(next(p for p in pods if "workers-1-" in p["metadata"]["name"]))
-        pod.pop("status", None)
-        pod["spec"].pop("nodeName", None)
-        pod["spec"]["schedulerName"] = SCHEDULER_NAMES[scheduler]
-        pod["metadata"]["namespace"] = namespace
-        owner = jobs[pod["metadata"]["ownerReferences"][0]["name"]]
-        pod["metadata"]["ownerReferences"][0]["uid"] = owner["metadata"]["uid"]
-        pods_path = f"/api/v1/namespaces/{namespace}/pods"
+    controller, mutating = webhooks.controller, webhooks.mutating
+    eventually(lambda: kube.get(mutating).status_code == 200, "the configuration", [controller])
+    hooks = {h["name"]: h for h in expect(kube.get(mutating))["webhooks"]}
+    pod_hook = hooks["pods.mutate.workloadmap.io"]
+    assert pod_hook["failurePolicy"] == "Ignore" and pod_hook["timeoutSeconds"] == 5
+    assert pod_hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["default", "kube-system"]
+    jobset, _ = _install_unscheduled_jobset(api_server, namespace, pods_too=False)
+    _, _, pods = fixture_objects(JOBSET_FIXTURE)
+    jobs = {j["metadata"]["name"]: j for j in expect(kube.get(f"/apis/batch/v1/namespaces/{namespace}/jobs"))["items"]}
+    pod = _creatable(next(p for p in pods if "workers-1-" in p["metadata"]["name"]))
+    pod.pop("status", None)
+    pod["spec"].pop("nodeName", None)
+    pod["spec"]["schedulerName"] = SCHEDULER_NAMES[scheduler]
+    pod["metadata"]["namespace"] = namespace
+    owner = jobs[pod["metadata"]["ownerReferences"][0]["name"]]
+    pod["metadata"]["ownerReferences"][0]["uid"] = owner["metadata"]["uid"]
+    pods_path = f"/api/v1/namespaces/{namespace}/pods"
 
-        def admitted() -> dict[str, Any] | None:
-            created = expect(kube.post(pods_path, json=pod), 201)
-            spec, meta = created["spec"], created["metadata"]
-            if "schedulingGroup" in spec or "pod-group-name" in (meta.get("annotations") or {}):
-                return created
-            kube.delete(f"{pods_path}/{meta['name']}", params={"gracePeriodSeconds": "0"})  # not called yet: again
-            eventually(lambda: kube.get(f"{pods_path}/{meta['name']}").status_code == 404, "the pod gone")
-            return None
+    def admitted() -> dict[str, Any] | None:
+        created = expect(kube.post(pods_path, json=pod), 201)
+        spec, meta = created["spec"], created["metadata"]
+        if "schedulingGroup" in spec or "pod-group-name" in (meta.get("annotations") or {}):
+            return created
+        kube.delete(f"{pods_path}/{meta['name']}", params={"gracePeriodSeconds": "0"})  # not called yet: again
+        eventually(lambda: kube.get(f"{pods_path}/{meta['name']}").status_code == 404, "the pod gone")
+        return None
 
-        created = eventually(admitted, "a pod linked at creation", [controller])
-        if scheduler == "workload":
-            resolved = builtin_registry().for_object(jobset)
-            assert resolved is not None
-            exported = export(plan(Workload(resolved.karta, jobset).resolve()), "workload")
-            gang_names = [o["metadata"]["name"] for o in exported if o["kind"] == "PodGroup"]
-            assert created["spec"]["schedulingGroup"]["podGroupName"] in gang_names
-        else:
-            assert created["metadata"]["annotations"]["pod-group-name"] == "llm-pretrain"
-            assert created["metadata"]["labels"]["kai.scheduler/subgroup-name"] == "workers-replica-1"
-            assert created["metadata"]["annotations"]["kai.scheduler/skip-podgrouper"] == "true"
-    finally:
-        kube.delete(mutating)
-        kube.delete(mutating.replace("mutatingwebhookconfigurations", "validatingwebhookconfigurations"))
+    created = eventually(admitted, "a pod linked at creation", [controller])
+    if scheduler == "workload":
+        resolved = builtin_registry().for_object(jobset)
+        assert resolved is not None
+        exported = export(plan(Workload(resolved.karta, jobset).resolve()), "workload")
+        gang_names = [o["metadata"]["name"] for o in exported if o["kind"] == "PodGroup"]
+        assert created["spec"]["schedulingGroup"]["podGroupName"] in gang_names
+    else:
+        assert created["metadata"]["annotations"]["pod-group-name"] == "llm-pretrain"
+        assert created["metadata"]["labels"]["kai.scheduler/subgroup-name"] == "workers-replica-1"
+        assert created["metadata"]["annotations"]["kai.scheduler/skip-podgrouper"] == "true"
 
 
 # --- the dashboard (issue 23): the serve layer in the controller process -----------------------------------------
@@ -1203,7 +1201,7 @@ def test_the_manifests_role_is_enough(
     kube: httpx.Client,
     kartas: list[str],
     make_namespace: Any,
-    start_controller: Callable[..., Controller],
+    start_webhooks: Callable[..., Webhooks],
 ) -> None:
     """The controller, acting as the manifests' ServiceAccount under their ClusterRole, does its work (a Karta's
     conditions, a JobSet's PodGroup, its webhook configurations) with no request forbidden; the rest of the
@@ -1226,10 +1224,8 @@ def test_the_manifests_role_is_enough(
                     )
                 )
     namespace = make_namespace("wmap-ctrl")
-    port = _free_port()
-    configuration = f"wmap-e2e-{uuid.uuid4().hex[:6]}"
     mark = api_server.audit_mark()
-    controller = start_controller(
+    controller = start_webhooks(
         "--as",
         SERVICE_ACCOUNT,
         "--as-group",
@@ -1244,38 +1240,28 @@ def test_the_manifests_role_is_enough(
         namespace,
         "--leader-election-namespace",
         namespace,
-        "--webhook-port",
-        str(port),
-        "--webhook-url",
-        f"https://127.0.0.1:{port}",
-        "--webhook-configuration-name",
-        configuration,
-    )
+    ).controller
     suffix = uuid.uuid4().hex[:8]
     name = f"rbac-{suffix}"
-    try:
-        eventually(lambda: _ready(controller), "/readyz", [controller])
-        expect(kube.post(KARTAS, json=_karta(name, f"ctrl{suffix}.example.com")), 201)
-        kartas.append(name)
-        eventually(lambda: _conditions(kube, name).get("Ready"), "the Karta's conditions", [controller])
-        _install_unscheduled_jobset(api_server, namespace)
-        eventually(lambda: _pod_groups(kube, namespace), "the PodGroup", [controller])
+    eventually(lambda: _ready(controller), "/readyz", [controller])
+    expect(kube.post(KARTAS, json=_karta(name, f"ctrl{suffix}.example.com")), 201)
+    kartas.append(name)
+    eventually(lambda: _conditions(kube, name).get("Ready"), "the Karta's conditions", [controller])
+    _install_unscheduled_jobset(api_server, namespace)
+    eventually(lambda: _pod_groups(kube, namespace), "the PodGroup", [controller])
 
-        def annotated() -> bool:
-            pods = expect(kube.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
-            return all("pod-group-name" in (p["metadata"].get("annotations") or {}) for p in pods)
+    def annotated() -> bool:
+        pods = expect(kube.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
+        return all("pod-group-name" in (p["metadata"].get("annotations") or {}) for p in pods)
 
-        eventually(annotated, "the pods linked", [controller])
-        path = f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{namespace}/jobsets/llm-pretrain"
-        eventually(
-            lambda: (expect(kube.get(path))["metadata"].get("annotations") or {}).get("kai.scheduler/skip-podgrouper"),
-            "the JobSet annotated",
-            [controller],
-        )
-    finally:
-        controller.stop()
-        for plural in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations"):
-            kube.delete(f"/apis/admissionregistration.k8s.io/v1/{plural}/{configuration}")
+    eventually(annotated, "the pods linked", [controller])
+    path = f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{namespace}/jobsets/llm-pretrain"
+    eventually(
+        lambda: (expect(kube.get(path))["metadata"].get("annotations") or {}).get("kai.scheduler/skip-podgrouper"),
+        "the JobSet annotated",
+        [controller],
+    )
+    controller.stop()  # all its requests are in the audit log before they are read
     mine = api_server.audit_events(
         mark, predicate=lambda ev: (ev.get("impersonatedUser") or {}).get("username") == SERVICE_ACCOUNT
     )
@@ -1347,34 +1333,18 @@ def test_a_killed_leader_is_replaced_when_its_lease_runs_out(
 
 
 def test_a_controller_that_is_down_blocks_no_apply(
-    kube: httpx.Client, kartas: list[str], start_controller: Callable[..., Controller]
+    kube: httpx.Client, kartas: list[str], start_webhooks: Callable[..., Webhooks]
 ) -> None:
-    port = _free_port()
-    configuration = f"wmap-e2e-{uuid.uuid4().hex[:6]}"
-    validating = f"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/{configuration}"
-    controller = start_controller(
-        "--leader-elect=false",
-        "--pod-grouper=false",
-        "--karta-operator=false",
-        "--webhook-port",
-        str(port),
-        "--webhook-url",
-        f"https://127.0.0.1:{port}",
-        "--webhook-configuration-name",
-        configuration,
-    )
-    try:
-        eventually(lambda: kube.get(validating).status_code == 200, "the configuration", [controller])
-        controller.process.kill()  # down, its configurations left in place
-        controller.process.wait()
-        suffix = uuid.uuid4().hex[:8]
-        name = f"while-down-{suffix}"
-        answer = kube.post(KARTAS, json=_karta(name, f"ctrl{suffix}.example.com", broken=True))
-        assert answer.status_code == 201, answer.text  # failurePolicy Ignore: admitted
-        kartas.append(name)
-    finally:
-        kube.delete(validating)
-        kube.delete(validating.replace("validatingwebhookconfigurations", "mutatingwebhookconfigurations"))
+    webhooks = start_webhooks(*WEBHOOKS_ONLY)
+    controller, validating = webhooks.controller, webhooks.validating
+    eventually(lambda: kube.get(validating).status_code == 200, "the configuration", [controller])
+    controller.process.kill()  # down, its configurations left in place
+    controller.process.wait()
+    suffix = uuid.uuid4().hex[:8]
+    name = f"while-down-{suffix}"
+    answer = kube.post(KARTAS, json=_karta(name, f"ctrl{suffix}.example.com", broken=True))
+    assert answer.status_code == 201, answer.text  # failurePolicy Ignore: admitted
+    kartas.append(name)
 
 
 # --- the image's entry point ----------------------------------------------------------------------------------
