@@ -185,3 +185,37 @@ def test_a_plugin_printing_without_end_is_stopped_at_the_limit(tmp_path: Path) -
     endless = plugin(tmp_path, "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n")
     with pytest.raises(KubeconfigError, match=r"printed more than 1024 KiB .* it was stopped"):
         run_exec_plugin_with_expiry(exec_spec(endless))
+
+
+def test_kubeconfigs_outside_the_fast_yaml_subset_read_the_same(tmp_path: Path) -> None:
+    """The fast reader takes the usual kubeconfig; one it declines (an anchor, a flow mapping over lines) is read
+    by PyYAML to the same context, and broken YAML is one line naming the file."""
+    plain = tmp_path / "plain"
+    plain.write_text(
+        "clusters:\n- name: c\n  cluster:\n    server: https://one.example:6443\n"
+        "users:\n- name: u\n  user:\n    token: abc\n"
+        "contexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n    namespace: ml\n"
+        "current-context: x\n"
+    )
+    fancy = tmp_path / "fancy"
+    fancy.write_text(
+        "clusters:\n- name: c\n  cluster: &c {server: 'https://one.example:6443',\n"
+        "    insecure-skip-tls-verify: false}\n"
+        "users:\n- name: u\n  user:\n    token: abc\n"
+        "contexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n    namespace: ml\n"
+        "current-context: x\n"
+    )
+    from workload_map.model.yaml_subset import safe_load
+
+    assert safe_load(plain.read_text()) is not None and safe_load(fancy.read_text()) is None
+    for path in (plain, fancy):
+        context = load_context(ConnectionSettings(kubeconfig=str(path)), {})
+        assert (context.server, context.namespace, context.config.user.token) == (
+            "https://one.example:6443",
+            "ml",
+            "abc",
+        )
+    broken = tmp_path / "broken"
+    broken.write_text("clusters: [\n")
+    with pytest.raises(KubeconfigError, match=r"kubeconfig .*broken cannot be read: "):
+        load_context(ConnectionSettings(kubeconfig=str(broken)), {})

@@ -336,20 +336,37 @@ def _absolute(section: str, body: Mapping[str, Any], base: Path) -> dict[str, An
     return fixed
 
 
-def merge_kubeconfigs(files: Sequence[Path]) -> dict[str, Any]:
-    """One kubeconfig dict from several files, as kubectl merges `$KUBECONFIG` (first definition of a name wins)."""
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _load_yaml(text: str, path: Path) -> Any:
+    """`yaml.safe_load(text)`: through the model's reader of the YAML subset kubeconfigs are written in (the same
+    value, PyYAML not imported: issue 19), else PyYAML (what the subset declines, and every error message)."""
+    from workload_map.model.yaml_subset import safe_load
+
+    fast = safe_load(text)
+    if fast is not None:
+        return fast[0]
     import yaml
 
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise KubeconfigError(f"kubeconfig {path} cannot be read: {_first_line(exc)}") from None
+
+
+def merge_kubeconfigs(files: Sequence[Path]) -> dict[str, Any]:
+    """One kubeconfig dict from several files, as kubectl merges `$KUBECONFIG` (first definition of a name wins)."""
     merged: dict[str, Any] = {"clusters": [], "users": [], "contexts": [], "current-context": None}
     seen: dict[str, set[str]] = {"clusters": set(), "users": set(), "contexts": set()}
     for path in files:
         try:
-            loaded = yaml.safe_load(read_input_text(path, label=str(path))[1]) or {}
+            loaded = _load_yaml(read_input_text(path, label=str(path))[1], path) or {}
         except InputError as exc:  # over the 64 MiB limit (/dev/zero), a FIFO without a writer, unreadable
             raise KubeconfigError(f"kubeconfig {path} cannot be read: {exc.message}") from None
-        except (OSError, yaml.YAMLError) as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise KubeconfigError(f"kubeconfig {path} cannot be read: {first}") from None
+        except OSError as exc:
+            raise KubeconfigError(f"kubeconfig {path} cannot be read: {_first_line(exc)}") from None
         if not isinstance(loaded, Mapping):
             raise KubeconfigError(f"kubeconfig {path} is not a mapping")
         base = path.resolve().parent
