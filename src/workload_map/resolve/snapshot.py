@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workload_map.jq import Document, EvaluationPolicy, JqError
+from workload_map.jq.codegen import evaluate_batch
 from workload_map.resolve._json import json_copy, plain_identity
 from workload_map.resolve.errors import ExtractionError
 
@@ -72,7 +73,9 @@ class Snapshot:
             wanted = [expr for expr in dict.fromkeys([*expressions, *grouped]) if expr and expr not in self._results]
             if not wanted:
                 return
-            results = self._document.evaluate_many(wanted)
+            # one generated function per group (jq/codegen.py) reads the object in place; what it does not answer
+            # goes through the Document as before
+            results = evaluate_batch(self._document, wanted)
             self._results.update(zip(wanted, results, strict=True))
 
     def outputs(self, expr: str, component: str, field: str) -> list[Any]:

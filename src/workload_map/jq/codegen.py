@@ -1,0 +1,875 @@
+"""Generated evaluators: a batch of jq expressions (a definition's status group) as ONE Python function.
+
+`batch_program(exprs)` turns the expressions it covers into the source of one function `run(obj)` that gives each
+expression's outputs, and `compile()`s it once per process per batch. Unlike the closures of `compiler` (a call per
+node, a generator per stream) the generated code is straight-line Python: a pipe is a nested block, an iteration a
+`for` loop, `//` a flag. And it reads the caller's object *in place*, without the pruned and normalised copy the
+closures run on (`convert.normalize`), which is most of what a `wmap get` row costs.
+
+Why it agrees with the engine. Each node is generated only for the happy path: whenever the code meets anything
+where the closures would raise a jq error, or where the object read in place might differ from its normalised form
+(a float: NaN reads as null normalised, 1.0 as 1; a value of no JSON type; a dict with keys that are not strings;
+non-ASCII keys being iterated; an int past 2**53), it raises `_Bail` and the expression is evaluated the current
+way (`Document.evaluate_many`) instead, which gives the exact result or error. So a generated answer is only ever
+given where the current path gives the same one, which `tests/unit/test_codegen.py` checks over every catalog
+expression, fixture and recording, and on generated mutations of them. An expression with a construct the
+generator does not know is not generated (it always takes the current path; `uncovered()` names them).
+
+Safety. The source is built only from the parse tree: names are generated counters, never a jq identifier; every
+string or other constant of the program is passed as a global of the function (`K1`, `K2`, ...), never written into
+the text. Only expressions the engine already runs in process (`engine.compile_expression` gives a fast path or
+closures, so the static safety check and the compiler's limits passed them) are generated, and only under an
+"inprocess" policy without refusals (a definition for the worker never runs here). Loops are bounded: every
+element an iteration visits is counted, as the closures charge their step budget, and an evaluation that counts past
+`_STEPS` (a tenth of the closures' `STEP_BUDGET`) bails, so the current path then stops it exactly as before;
+outputs past the cap bail the same way. Nothing recurses (no `..`, `def`, `reduce`, `foreach`, `recurse`), so no
+value depth limit is reached; container outputs are normalised by `convert.normalize` exactly as the tree path
+normalises what it reads.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from workload_map.jq import ast as A  # noqa: N812 - the node types, read as A.Index, A.Pipe, ...
+from workload_map.jq import convert, engine
+from workload_map.jq.compiler import STEP_BUDGET, _ascii
+from workload_map.jq.document import Document
+from workload_map.jq.engine import MAX_RESULTS
+from workload_map.jq.errors import JqError
+from workload_map.jq.parser import parse
+
+__all__ = ["BAIL", "BatchProgram", "batch_program", "evaluate_batch", "generated_source", "uncovered"]
+
+_SAFE: Final = 2**53
+_STEPS: Final = STEP_BUDGET // 10
+_MAX_LINES: Final = 2000  # generated lines per expression (branches copy their continuation)
+Emit = Callable[[str, int], None]
+
+
+class _Bail(Exception):  # noqa: N818 - not an error: "take the current path for this expression"
+    """The generated code met something only the current path answers exactly."""
+
+
+class _Decline(Exception):  # noqa: N818
+    """The expression has a construct the generator does not cover."""
+
+
+class _Bailed:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "BAIL"
+
+
+BAIL: Final = _Bailed()
+"""A generated program's result for an expression it could not answer (evaluate it the current way)."""
+
+
+# --- helpers the generated code calls --------------------------------------------------------------------------
+
+
+def _str_keys(obj: dict[Any, Any]) -> bool:
+    return all(type(key) is str for key in obj)
+
+
+def _sorted_values(obj: dict[Any, Any]) -> list[Any]:
+    """A dict's values in gojq's order (sorted keys), when sorting the keys in place sorts them as the normalised
+    form does: ASCII string keys only (the byte order of UTF-8 is not Python's order for every string)."""
+    keys = list(obj)
+    if not all(type(key) is str and key.isascii() for key in keys):
+        raise _Bail
+    keys.sort()
+    return [obj[key] for key in keys]
+
+
+def _key(value: Any) -> tuple[Any, ...]:
+    """jq's order of the scalars the generated comparisons accept: null < false < true < numbers < strings."""
+    if value is None:
+        return (0,)
+    kind = type(value)
+    if kind is bool:
+        return (2,) if value else (1,)
+    if kind is int:
+        return (3, value)
+    return (4, value)
+
+
+_PLAIN: Final = frozenset({type(None), bool, int, str, list, dict})
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """`a == b` as the engine compares, where the normalised form cannot differ; else bails."""
+    kind = type(a)
+    if kind is type(b):
+        if kind is str or kind is bool or a is None:
+            return bool(a == b)
+        if kind is int and -_SAFE < a < _SAFE and -_SAFE < b < _SAFE:
+            return bool(a == b)
+        raise _Bail  # containers (tuples, int keys, floats inside) and floats: the current path decides
+    if kind in _PLAIN and type(b) in _PLAIN:
+        return False  # different JSON types are never equal (a float is not in _PLAIN: 1.0 == 1)
+    raise _Bail
+
+
+def _extreme(values: Any, is_min: bool) -> Any:
+    """`min` / `max` of an array of scalars that read the same normalised (else bails); null when empty."""
+    if type(values) is not list:
+        raise _Bail
+    for value in values:
+        kind = type(value)
+        if not (kind is str or value is None or kind is bool or (kind is int and -_SAFE < value < _SAFE)):
+            raise _Bail
+    if not values:
+        return None
+    # equal keys are equal values here, so which of several equal elements is given does not show
+    return min(values, key=_key) if is_min else max(values, key=_key)
+
+
+def _finish(outputs: list[Any]) -> list[Any]:
+    """The outputs as the current path gives them: scalars as they are, containers normalised (sorted keys,
+    integral floats as ints); anything the normalised form might read differently bails."""
+    for position, value in enumerate(outputs):
+        kind = type(value)
+        if kind is str or kind is bool or value is None:
+            continue
+        if kind is int:
+            if -_SAFE < value < _SAFE:
+                continue
+            raise _Bail
+        if kind is list or kind is dict:
+            outputs[position] = convert.normalize(value)
+            continue
+        raise _Bail
+    return outputs
+
+
+def _ascii_case(value: Any, upper: bool) -> str:
+    if type(value) is not str:
+        raise _Bail
+    text: str = _ascii(value, upper)
+    return text
+
+
+_GLOBALS: Final[dict[str, Any]] = {
+    "__builtins__": {
+        "Exception": Exception,
+        "abs": abs,
+        "bool": bool,
+        "dict": dict,
+        "float": float,
+        "int": int,
+        "len": len,
+        "list": list,
+        "str": str,
+        "type": type,
+    },
+    "B": _Bail,
+    "BAIL": BAIL,
+    "SK": _str_keys,
+    "SV": _sorted_values,
+    "KEY": _key,
+    "EQ": _equal,
+    "EXT": _extreme,
+    "FIN": _finish,
+    "ASC": _ascii_case,
+    "S": _SAFE,
+    "L": _STEPS,
+}
+
+
+# --- the generator ---------------------------------------------------------------------------------------------
+
+
+class _Generator:
+    """The source of one expression's code, in continuation-passing style: each node is given the name of its
+    input and a continuation `emit(name, indent)` that writes what to do with each of its outputs."""
+
+    def __init__(self, constants: dict[str, Any]) -> None:
+        self.lines: list[str] = []
+        self.constants = constants
+        self.names = 0
+        # names known to hold a null, a boolean, a string or a safe int (constants, comparison results): no checks
+        self.known: set[str] = {"True", "False", "None"}
+
+    def fresh(self) -> str:
+        self.names += 1
+        return f"x{self.names}"
+
+    def put(self, indent: int, text: str) -> None:
+        if len(self.lines) >= _MAX_LINES:
+            raise _Decline
+        self.lines.append("    " * indent + text)
+
+    def constant(self, value: Any) -> str:
+        """A name for a constant of the program: ints, booleans and null as their repr, anything else a global."""
+        if value is None or type(value) is bool:
+            return repr(value)
+        name = f"K{len(self.constants) + 1}"
+        self.constants[name] = value
+        if type(value) is str or (type(value) is int and -_SAFE < value < _SAFE):
+            self.known.add(name)
+        return name
+
+    def scalar(self, indent: int, expression: str) -> str:
+        """A fresh name for a value known to be a null, a boolean, a string or a safe int."""
+        name = self.assign(indent, expression)
+        self.known.add(name)
+        return name
+
+    def assign(self, indent: int, expression: str) -> str:
+        name = self.fresh()
+        self.put(indent, f"{name} = {expression}")
+        return name
+
+    def truthy_check(self, name: str, indent: int) -> None:
+        if name not in self.known:  # a float may be NaN, which reads as null normalised
+            self.put(indent, f"if type({name}) is float: raise B")
+
+    def charge(self, name: str, indent: int) -> None:
+        self.put(indent, f"s += len({name})")
+        self.put(indent, "if s > L: raise B")
+
+    def simple(self, name: str, indent: int) -> None:
+        """Bail unless the value is a scalar that reads the same normalised: null, a boolean, a string, a safe int."""
+        if name in self.known:
+            return
+        kind = self.assign(indent, f"type({name})")
+        self.put(
+            indent,
+            f"if not ({kind} is str or {name} is None or {kind} is bool or ({kind} is int and -S < {name} < S)): "
+            "raise B",
+        )
+
+    # --- single outputs -------------------------------------------------------------------------------------
+
+    def is_one(self, node: Any) -> bool:
+        """Whether the node gives exactly one output (or fails, which bails): its code then computes one name at
+        the indent it starts at, so a branch (`//`, `and`, `if`) need not copy what follows it."""
+        kind = type(node)
+        if kind in (A.Identity, A.Literal, A.Number, A.String, A.Var, A.Collect, A.ObjectCons):
+            return True
+        if kind is A.Index:
+            return not node.optional and self.is_one(node.target)
+        if kind is A.Pipe:
+            return self.is_one(node.left) and self.is_one(node.right)
+        if kind is A.Binary:
+            return self.is_one(node.left) and self.is_one(node.right)
+        if kind is A.Try:
+            return node.handler is None and self.is_one(node.body)
+        if kind is A.Bind:
+            return self.is_one(node.source) and self.is_one(node.body)
+        if kind is A.If:
+            parts = [node.cond, node.then, *(part for pair in node.elifs for part in pair)]
+            return all(self.is_one(part) for part in parts) and (node.otherwise is None or self.is_one(node.otherwise))
+        if kind is A.Call:
+            return f"{node.name}/{len(node.args)}" in _ONE_CALLS
+        return False
+
+    def one(self, node: Any, inp: str, indent: int, env: dict[str, str]) -> str:
+        """The name holding the one output of a node `is_one` accepts, computed at `indent`."""
+        names: list[str] = []
+
+        def capture(name: str, at: int) -> None:
+            if at != indent or names:
+                raise _Decline  # not one output at this indent after all: leave the expression to the current path
+            names.append(name)
+
+        self.node(node, inp, indent, env, capture)
+        if not names:
+            raise _Decline
+        return names[0]
+
+    # --- nodes ----------------------------------------------------------------------------------------------
+
+    def node(self, node: Any, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        method = getattr(self, "n_" + type(node).__name__, None)
+        if method is None:
+            raise _Decline
+        method(node, inp, indent, env, emit)
+
+    def n_Identity(self, node: A.Identity, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        emit(inp, indent)
+
+    def n_Literal(self, node: A.Literal, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        value: Any = node.value
+        if not (value is None or type(value) is bool or type(value) is str or type(value) is int):
+            raise _Decline
+        if type(value) is int and not -_SAFE < value < _SAFE:
+            raise _Decline
+        emit(self.constant(value), indent)
+
+    def n_Number(self, node: A.Number, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        value = node.value
+        if type(value) is float and value.is_integer() and -_SAFE < value < _SAFE:
+            value = int(value)
+        if type(value) is not int or not -_SAFE < value < _SAFE:
+            raise _Decline
+        emit(self.constant(value), indent)
+
+    def n_String(self, node: A.String, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        if node.constant is None:
+            raise _Decline
+        emit(self.constant(node.constant), indent)
+
+    def n_Var(self, node: A.Var, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        name = env.get(node.name)
+        if name is None:
+            raise _Decline  # $ENV, $__loc__, unbound: the current path answers them
+        emit(name, indent)
+
+    def n_Try(self, node: A.Try, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        if node.handler is not None:
+            raise _Decline
+        # `body?` gives the body's outputs when it does not fail; when it fails the generated code bails
+        self.node(node.body, inp, indent, env, emit)
+
+    def n_Pipe(self, node: A.Pipe, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        self.node(node.left, inp, indent, env, lambda mid, at: self.node(node.right, mid, at, env, emit))
+
+    def n_Comma(self, node: A.Comma, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        self.node(node.left, inp, indent, env, emit)
+        self.node(node.right, inp, indent, env, emit)
+
+    def n_Collect(self, node: A.Collect, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        built = self.assign(indent, "[]")
+        if node.body is not None:
+            self.node(node.body, inp, indent, env, lambda item, at: self.put(at, f"{built}.append({item})"))
+        emit(built, indent)
+
+    def n_ObjectCons(self, node: A.ObjectCons, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        if node.entries:
+            raise _Decline
+        emit(self.assign(indent, "{}"), indent)
+
+    def n_Index(self, node: A.Index, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        key_node = node.key
+        key: str | int
+        if isinstance(key_node, A.String) and key_node.constant is not None:
+            key = key_node.constant
+        elif isinstance(key_node, A.Number) and type(key_node.value) is int and -_SAFE < key_node.value < _SAFE:
+            key = key_node.value
+        elif not node.optional and self.is_one(key_node):
+            # a computed key, run first (as jq does) on the same input: `.[length - 2]`, `$o.spec.items[$i]`
+            found = self.one(key_node, inp, indent, env)
+            self.node(node.target, inp, indent, env, lambda target, at: self._dynamic_index(target, found, at, emit))
+            return
+        else:
+            raise _Decline
+        self.node(node.target, inp, indent, env, lambda target, at: self._index(target, key, node.optional, at, emit))
+
+    def _dynamic_index(self, target: str, key: str, indent: int, emit: Emit) -> None:
+        out = self.fresh()
+        self.put(indent, f"if type({target}) is dict and type({key}) is str:")
+        self.put(indent + 1, f"{out} = {target}.get({key})")
+        self.put(indent + 1, f"if {out} is None and not SK({target}): raise B")
+        self.put(indent, f"elif type({target}) is list and type({key}) is int:")
+        self.put(indent + 1, f"{out} = {target}[{key}] if -len({target}) <= {key} < len({target}) else None")
+        self.put(indent, f"elif {target} is None and (type({key}) is str or type({key}) is int): {out} = None")
+        self.put(indent, "else: raise B")  # floats, slices by object, errors: the current path
+        emit(out, indent)
+
+    def _index(self, target: str, key: str | int, optional: bool, indent: int, emit: Emit) -> None:
+        out = self.fresh()
+        if isinstance(key, str):
+            name = self.constant(key)
+            self.put(indent, f"if type({target}) is dict:")
+            self.put(indent + 1, f"{out} = {target}.get({name})")
+            # a key normalised to this name (YAML `1:`) may be there: only the normalised form tells
+            self.put(indent + 1, f"if {out} is None and not SK({target}): raise B")
+            wrong = ("list", "str", "int", "bool")  # jq errors on these (`.a?` gives nothing)
+        else:
+            self.put(indent, f"if type({target}) is list:")
+            self.put(indent + 1, f"{out} = {target}[{key}] if -len({target}) <= {key} < len({target}) else None")
+            wrong = ("dict", "str", "int", "bool")
+        self.put(indent, f"elif {target} is None:")
+        self.put(indent + 1, f"{out} = None")
+        if optional:
+            self.put(indent, f"elif {' or '.join(f'type({target}) is {kind}' for kind in wrong)}:")
+            self.put(indent + 1, f"{out} = BAIL")  # no output
+        self.put(indent, "else: raise B")
+        if optional:
+            self.put(indent, f"if {out} is not BAIL:")
+            self.put(indent + 1, "pass")
+            emit(out, indent + 1)
+        else:
+            emit(out, indent)
+
+    def n_Iterate(self, node: A.Iterate, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        self.node(node.target, inp, indent, env, lambda target, at: self._iterate(target, node.optional, at, emit))
+
+    def _elements(self, target: str, indent: int) -> str:
+        """The elements `.[]` of `target` visits, charged; bails for anything but an array or an object."""
+        elements = self.fresh()
+        self.put(indent, f"if type({target}) is list: {elements} = {target}")
+        self.put(indent, f"elif type({target}) is dict: {elements} = SV({target})")
+        self.put(indent, "else: raise B")
+        self.charge(elements, indent)
+        return elements
+
+    def _iterate(self, target: str, optional: bool, indent: int, emit: Emit) -> None:
+        if optional:  # `[]?` on a scalar gives nothing; anything else takes the loop below (or bails)
+            self.put(
+                indent,
+                f"if not ({target} is None or type({target}) is str or type({target}) is int "
+                f"or type({target}) is bool):",
+            )
+            indent += 1
+        elements = self._elements(target, indent)
+        item = self.fresh()
+        self.put(indent, f"for {item} in {elements}:")
+        self.put(indent + 1, "pass")
+        emit(item, indent + 1)
+
+    def n_Binary(self, node: A.Binary, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        op = node.op
+        if op == "//":
+            self._alternative(node, inp, indent, env, emit)
+        elif op in ("and", "or"):
+            self._logic(node, inp, indent, env, emit)
+        elif op in ("+", "-", "*") or op in _COMPARISONS:
+            # jq runs the right operand first, as the outer loop
+            def right(b: str, at: int) -> None:
+                self.node(node.left, inp, at, env, lambda a, at2: self._operator(op, a, b, at2, emit))
+
+            self.node(node.right, inp, indent, env, right)
+        else:
+            raise _Decline
+
+    def _operator(self, op: str, a: str, b: str, indent: int, emit: Emit) -> None:
+        out = self.fresh()
+        if op in ("+", "-", "*"):
+            self.put(indent, f"if type({a}) is int and type({b}) is int:")
+            self.put(indent + 1, f"{out} = {a} {op} {b}")
+            self.put(indent + 1, f"if not -S < {out} < S: raise B")  # the engine computes in doubles there
+            if op == "+":  # null is the identity of `+`
+                self.put(indent, f"elif {a} is None: {out} = {b}")
+                self.put(indent, f"elif {b} is None: {out} = {a}")
+            self.put(indent, "else: raise B")
+            emit(out, indent)
+            return
+        self.known.add(out)
+        if op in ("==", "!="):
+            negate = "not " if op == "!=" else ""
+            if a in self.known and b in self.known:
+                self.put(indent, f"{out} = {negate}(type({a}) is type({b}) and {a} == {b})")
+            else:
+                self.put(indent, f"{out} = {negate}EQ({a}, {b})")
+        else:
+            self.simple(a, indent)
+            self.simple(b, indent)
+            self.put(indent, f"if type({a}) is type({b}) and (type({a}) is int or type({a}) is str):")
+            self.put(indent + 1, f"{out} = {a} {op} {b}")
+            self.put(indent, f"else: {out} = KEY({a}) {op} KEY({b})")
+        emit(out, indent)
+
+    def _alternative(self, node: A.Binary, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        if self.is_one(node.left) and self.is_one(node.right):
+            out = self.assign(indent, self.one(node.left, inp, indent, env))
+            self.truthy_check(out, indent)
+            self.put(indent, f"if {out} is None or {out} is False:")
+            self.put(indent + 1, f"{out} = {self.one(node.right, inp, indent + 1, env)}")
+            emit(out, indent)
+            return
+        found = self.assign(indent, "False")
+
+        def left(a: str, at: int) -> None:
+            self.truthy_check(a, at)
+            self.put(at, f"if {a} is not None and {a} is not False:")
+            self.put(at + 1, f"{found} = True")
+            emit(a, at + 1)
+
+        self.node(node.left, inp, indent, env, left)
+        self.put(indent, f"if not {found}:")
+        self.put(indent + 1, "pass")
+        self.node(node.right, inp, indent + 1, env, emit)
+
+    def _logic(self, node: A.Binary, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        is_and = node.op == "and"
+        if self.is_one(node.left) and self.is_one(node.right):
+            a = self.one(node.left, inp, indent, env)
+            self.truthy_check(a, indent)
+            out = self.fresh()
+            self.known.add(out)
+            decided = f"{a} is None or {a} is False" if is_and else f"{a} is not None and {a} is not False"
+            self.put(indent, f"if {decided}: {out} = {not is_and!r}")
+            self.put(indent, "else:")
+            b = self.one(node.right, inp, indent + 1, env)
+            self.truthy_check(b, indent + 1)
+            self.put(indent + 1, f"{out} = {b} is not None and {b} is not False")
+            emit(out, indent)
+            return
+
+        def left(a: str, at: int) -> None:
+            self.truthy_check(a, at)
+            decided = f"{a} is None or {a} is False" if is_and else f"{a} is not None and {a} is not False"
+            self.put(at, f"if {decided}:")
+            emit(repr(not is_and), at + 1)
+            self.put(at, "else:")
+            self.put(at + 1, "pass")
+
+            def right(b: str, at2: int) -> None:
+                self.truthy_check(b, at2)
+                emit(self.scalar(at2, f"{b} is not None and {b} is not False"), at2)
+
+            self.node(node.right, inp, at + 1, env, right)
+
+        self.node(node.left, inp, indent, env, left)
+
+    def n_If(self, node: A.If, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        self._branches(
+            [(node.cond, node.then), *node.elifs], node.otherwise, inp=inp, indent=indent, env=env, emit=emit
+        )
+
+    def _branches(
+        self,
+        branches: list[tuple[Any, Any]],
+        otherwise: Any,
+        *,
+        inp: str,
+        indent: int,
+        env: dict[str, str],
+        emit: Emit,
+    ) -> None:
+        if not branches:
+            if otherwise is None:
+                emit(inp, indent)
+            else:
+                self.node(otherwise, inp, indent, env, emit)
+            return
+        (cond, then), rest = branches[0], branches[1:]
+        ones = all(self.is_one(part) for pair in branches for part in pair)
+        if ones and (otherwise is None or self.is_one(otherwise)):
+            out = self.fresh()
+            self._one_branches(branches, otherwise, inp=inp, indent=indent, env=env, out=out)
+            emit(out, indent)
+            return
+
+        def test(c: str, at: int) -> None:
+            self.truthy_check(c, at)
+            self.put(at, f"if {c} is not None and {c} is not False:")
+            self.node(then, inp, at + 1, env, emit)
+            self.put(at, "else:")
+            self.put(at + 1, "pass")
+            self._branches(rest, otherwise, inp=inp, indent=at + 1, env=env, emit=emit)
+
+        self.node(cond, inp, indent, env, test)
+
+    def _one_branches(
+        self,
+        branches: list[tuple[Any, Any]],
+        otherwise: Any,
+        *,
+        inp: str,
+        indent: int,
+        env: dict[str, str],
+        out: str,
+    ) -> None:
+        if not branches:
+            value = inp if otherwise is None else self.one(otherwise, inp, indent, env)
+            self.put(indent, f"{out} = {value}")
+            return
+        (cond, then), rest = branches[0], branches[1:]
+        c = self.one(cond, inp, indent, env)
+        self.truthy_check(c, indent)
+        self.put(indent, f"if {c} is not None and {c} is not False:")
+        self.put(indent + 1, f"{out} = {self.one(then, inp, indent + 1, env)}")
+        self.put(indent, "else:")
+        self._one_branches(rest, otherwise, inp=inp, indent=indent + 1, env=env, out=out)
+
+    def n_Bind(self, node: A.Bind, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        if len(node.patterns) != 1 or not isinstance(node.patterns[0], A.VarPattern):
+            raise _Decline
+        name = node.patterns[0].name
+
+        def body(value: str, at: int) -> None:
+            self.node(node.body, inp, at, {**env, name: value}, emit)
+
+        self.node(node.source, inp, indent, env, body)
+
+    def n_Call(self, node: A.Call, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        method = getattr(self, "call_" + node.name + "_" + str(len(node.args)), None)
+        if method is None:
+            raise _Decline
+        method(node.args, inp, indent, env, emit)
+
+    def call_empty_0(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        self.put(indent, "pass")
+
+    def call_not_0(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        self.truthy_check(inp, indent)
+        emit(self.scalar(indent, f"{inp} is None or {inp} is False"), indent)
+
+    def call_length_0(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        out = self.fresh()
+        self.put(indent, f"if type({inp}) is list or type({inp}) is str: {out} = len({inp})")
+        self.put(indent, f"elif type({inp}) is dict and SK({inp}): {out} = len({inp})")
+        self.put(indent, f"elif {inp} is None: {out} = 0")
+        self.put(indent, f"elif type({inp}) is int: {out} = abs({inp})")
+        self.put(indent, "else: raise B")
+        emit(out, indent)
+
+    def call_select_1(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        def test(c: str, at: int) -> None:
+            self.truthy_check(c, at)
+            self.put(at, f"if {c} is not None and {c} is not False:")
+            emit(inp, at + 1)
+
+        self.node(args[0], inp, indent, env, test)
+
+    def _quantifier(
+        self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], *, emit: Emit, want: bool
+    ) -> None:
+        """`any(f)` / `all(f)` over the input's elements: the first element that decides stops the loop, as the
+        closures stop (an output after the deciding one is still evaluated and may only bail)."""
+        elements = self._elements(inp, indent)
+        found = self.scalar(indent, repr(not want))
+        item = self.fresh()
+        self.put(indent, f"for {item} in {elements}:")
+
+        def test(c: str, at: int) -> None:
+            self.truthy_check(c, at)
+            self.put(at, f"if {'' if want else 'not '}({c} is not None and {c} is not False): {found} = {want!r}")
+
+        if args:
+            self.node(args[0], item, indent + 1, env, test)
+        else:
+            test(item, indent + 1)
+        self.put(indent + 1, f"if {found} is {want!r}: break")
+        emit(found, indent)
+
+    def call_any_1(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        self._quantifier(args, inp, indent, env, emit=emit, want=True)
+
+    def call_all_1(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        self._quantifier(args, inp, indent, env, emit=emit, want=False)
+
+    def call_any_0(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        self._quantifier((), inp, indent, env, emit=emit, want=True)
+
+    def call_all_0(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        self._quantifier((), inp, indent, env, emit=emit, want=False)
+
+    def call_IN_1(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
+        # `any(s == .; .)`: the first equal output of s decides
+        self.simple(inp, indent)
+        found = self.scalar(indent, "False")
+
+        def test(x: str, at: int) -> None:
+            self.put(at, f"if not {found}:")
+            self.simple(x, at + 1)
+            self.put(at + 1, f"if type({x}) is type({inp}) and {x} == {inp}: {found} = True")
+
+        self.node(args[0], inp, indent, env, test)
+        emit(found, indent)
+
+    def call_add_0(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        elements = self._elements(inp, indent)
+        total = self.assign(indent, "None")
+        item = self.fresh()
+        self.put(indent, f"for {item} in {elements}:")
+        self.put(indent + 1, f"if {total} is None: {total} = {item}")
+        self.put(indent + 1, f"elif {item} is None: pass")
+        self.put(indent + 1, f"elif type({total}) is int and type({item}) is int:")
+        self.put(indent + 2, f"{total} = {total} + {item}")
+        self.put(indent + 2, f"if not -S < {total} < S: raise B")
+        self.put(indent + 1, "else: raise B")
+        emit(total, indent)
+
+    def call_map_1(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        elements = self._elements(inp, indent)
+        built = self.assign(indent, "[]")
+        item = self.fresh()
+        self.put(indent, f"for {item} in {elements}:")
+        self.node(args[0], item, indent + 1, env, lambda out, at: self.put(at, f"{built}.append({out})"))
+        emit(built, indent)
+
+    def call_first_0(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        self._index(inp, 0, False, indent, emit)
+
+    def call_last_0(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        self._index(inp, -1, False, indent, emit)
+
+    def call_ascii_downcase_0(
+        self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit
+    ) -> None:
+        emit(self.scalar(indent, f"ASC({inp}, False)"), indent)
+
+    def call_ascii_upcase_0(
+        self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit
+    ) -> None:
+        emit(self.scalar(indent, f"ASC({inp}, True)"), indent)
+
+    def _affix(
+        self, method: str, args: tuple[Any, ...], inp: str, indent: int, *, env: dict[str, str], emit: Emit
+    ) -> None:
+        def test(affix: str, at: int) -> None:
+            self.put(at, f"if type({inp}) is not str or type({affix}) is not str: raise B")
+            emit(self.scalar(at, f"{inp}.{method}({affix})"), at)
+
+        self.node(args[0], inp, indent, env, test)
+
+    def call_startswith_1(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        self._affix("startswith", args, inp, indent, env=env, emit=emit)
+
+    def call_endswith_1(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        self._affix("endswith", args, inp, indent, env=env, emit=emit)
+
+    def call_min_0(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        self.put(indent, f"if type({inp}) is list: s += len({inp})")
+        self.put(indent, "if s > L: raise B")
+        emit(self.scalar(indent, f"EXT({inp}, True)"), indent)
+
+    def call_max_0(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        self.put(indent, f"if type({inp}) is list: s += len({inp})")
+        self.put(indent, "if s > L: raise B")
+        emit(self.scalar(indent, f"EXT({inp}, False)"), indent)
+
+    def call_type_0(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        out = self.fresh()
+        self.known.add(out)
+        for test, name in _TYPE_NAMES:
+            self.put(indent, f"{'if' if name == 'null' else 'elif'} {test.format(inp)}: {out} = {self.constant(name)}")
+        self.put(indent, "else: raise B")
+        emit(out, indent)
+
+    def call_tostring_0(self, args: tuple[Any, ...], inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        out = self.fresh()
+        self.put(indent, f"if type({inp}) is str: {out} = {inp}")
+        self.put(indent, f"elif {inp} is None: {out} = {self.constant('null')}")
+        self.put(indent, f"elif {inp} is True: {out} = {self.constant('true')}")
+        self.put(indent, f"elif {inp} is False: {out} = {self.constant('false')}")
+        self.put(indent, f"elif type({inp}) is int and -S < {inp} < S: {out} = str({inp})")
+        self.put(indent, "else: raise B")
+        emit(out, indent)
+
+
+# calls that give one output whatever their arguments give (or fail)
+_ONE_CALLS: Final = frozenset(
+    {
+        "not/0",
+        "length/0",
+        "add/0",
+        "map/1",
+        "any/0",
+        "all/0",
+        "any/1",
+        "all/1",
+        "IN/1",
+        "first/0",
+        "last/0",
+        "ascii_downcase/0",
+        "ascii_upcase/0",
+        "type/0",
+        "tostring/0",
+        "min/0",
+        "max/0",
+    }
+)
+_COMPARISONS: Final = ("==", "!=", "<", "<=", ">", ">=")
+_TYPE_NAMES: Final = (
+    ("{0} is None", "null"),
+    ("type({0}) is bool", "boolean"),
+    ("type({0}) is int", "number"),
+    ("type({0}) is str", "string"),
+    ("type({0}) is list", "array"),
+    ("type({0}) is dict", "object"),
+)
+
+
+# --- programs --------------------------------------------------------------------------------------------------
+
+
+def _expression_lines(expr: str, constants: dict[str, Any]) -> list[str] | None:
+    """The body of one expression's block (outputs appended to `o`), or None when it is not generated."""
+    info = engine.compile_expression(expr)
+    if info.fast is None and info.compiled is None:
+        return None  # the engine does not run it in process: neither does this
+    try:
+        tree = parse(expr)
+        generator = _Generator(dict(constants))
+        generator.put(0, "s = 0")
+        generator.put(0, "o = []")
+
+        def output(value: str, indent: int) -> None:
+            generator.put(indent, f"o.append({value})")
+            generator.put(indent, f"if len(o) >= {MAX_RESULTS}: raise B")
+
+        generator.node(tree, "v", 0, {}, output)
+        lines = generator.lines
+        # check it compiles alone (a deep program may pass Python's limit of nested blocks)
+        compile(_function_source([lines]), "<jq>", "exec")
+    except (_Decline, RecursionError, SyntaxError, MemoryError, JqError):
+        return None
+    constants.update(generator.constants)
+    return lines
+
+
+def _function_source(bodies: Sequence[list[str] | None]) -> str:
+    out = ["def run(v):", "    r = []"]
+    for body in bodies:
+        if body is None:
+            out.append("    r.append(BAIL)")
+            continue
+        out.append("    try:")
+        out.extend("        " + line for line in body)
+        out.append("        r.append(FIN(o))")
+        out.append("    except Exception:")  # _Bail, or anything unforeseen: the current path decides
+        out.append("        r.append(BAIL)")
+    out.append("    return r")
+    return "\n".join(out) + "\n"
+
+
+class BatchProgram:
+    """One generated function for a batch of expressions: `run(obj)` gives a list with, per expression, its
+    outputs or `BAIL` (not covered, or bailed on this object)."""
+
+    __slots__ = ("covered", "exprs", "run", "source")
+
+    def __init__(self, exprs: tuple[str, ...]) -> None:
+        constants: dict[str, Any] = {}
+        bodies = [_expression_lines(expr, constants) for expr in exprs]
+        self.exprs = exprs
+        self.covered = tuple(body is not None for body in bodies)
+        self.source = _function_source(bodies)
+        namespace: dict[str, Any] = {**_GLOBALS, **constants}
+        exec(compile(self.source, "<jq batch>", "exec"), namespace)  # the source is built from our tree only
+        self.run: Callable[[Any], list[Any]] = namespace["run"]
+
+
+@functools.lru_cache(maxsize=1024)
+def batch_program(exprs: tuple[str, ...]) -> BatchProgram:
+    """The generated program of a batch (built and compiled once per process per batch)."""
+    return BatchProgram(exprs)
+
+
+def generated_source(exprs: Sequence[str]) -> str:
+    """The Python source generated for a batch (for reading and tests)."""
+    return batch_program(tuple(exprs)).source
+
+
+def uncovered(exprs: Sequence[str]) -> list[str]:
+    """The expressions of `exprs` the generator does not cover (they always take the current path)."""
+    program = batch_program(tuple(exprs))
+    return [expr for expr, covered in zip(program.exprs, program.covered, strict=True) if not covered]
+
+
+def evaluate_batch(document: Document, exprs: Sequence[str]) -> list[list[Any] | JqError]:
+    """`document.evaluate_many(exprs)` with the generated program: each expression it answers on the document's
+    object in place, the rest (not covered, bailed) through `evaluate_many`. The document's object must be plain
+    JSON as the resolve layer keeps it (a dict a decoder made, or one `_json.shareable` accepted, or a copy); under
+    a policy other than "inprocess", or one that refuses an expression, everything takes `evaluate_many`."""
+    policy = document.policy
+    batch = tuple(exprs)
+    if policy.mode != "inprocess" or (
+        policy.stops is not None and any(policy.refusal(expr) is not None for expr in batch)
+    ):
+        return document.evaluate_many(batch)
+    found: list[Any] = batch_program(batch).run(document.obj)
+    rest = [index for index, result in enumerate(found) if result is BAIL]
+    if rest:
+        for index, result in zip(rest, document.evaluate_many([batch[i] for i in rest]), strict=True):
+            found[index] = result
+    return found
