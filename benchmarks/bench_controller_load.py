@@ -26,7 +26,6 @@ import concurrent.futures
 import copy
 import json
 import os
-import queue
 import re
 import socket
 import statistics
@@ -35,13 +34,15 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import _common
-from _common import REPO
+import _controller
+from _controller import percentile
 
+KAI = "kai-scheduler"  # the pods' schedulerName: the pod webhook and the grouper take KAI's pods
 RATE = 200.0  # pod creations per second
 BURST = 400  # pods per burst: two seconds at RATE
 WORKLOADS = int(os.environ.get("WMAP_BENCH_WORKLOADS", "20000"))
@@ -61,11 +62,6 @@ NAMES = (
     (f"controller resident memory with {WORKLOADS:,} workloads cached", "MiB"),
     (f"controller start to {WORKLOADS:,} workloads reconciled", "s"),
 )
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def _free_port() -> int:
@@ -168,35 +164,12 @@ def _burst(kube: Any, namespace: str, template: dict[str, Any], prefix: str) -> 
     return latencies, BURST / (time.perf_counter() - started)
 
 
-def _install_deployment(server: Any, namespace: str, fixture: str = "apps-deployment-v1") -> dict[str, Any]:
-    """A catalog fixture's workload and owners in `namespace` (the Deployment's by default); a pod template owned
-    as its first pod is."""
-    from tests.e2e.test_live_support import _creatable, create, fixture_objects
-
-    workload, owners, pods = fixture_objects(fixture)
-    uids = {workload["metadata"]["uid"]: create(server, _creatable(workload), namespace=namespace)["metadata"]["uid"]}
-    for owner in owners:
-        body = _creatable(owner)
-        body.pop("status", None)
-        for ref in body["metadata"].get("ownerReferences") or []:
-            ref["uid"] = uids[ref["uid"]]
-        uids[owner["metadata"]["uid"]] = create(server, body, namespace=namespace)["metadata"]["uid"]
-    template = _creatable(next((p for p in pods if "workers-0-0" in p["metadata"]["name"]), pods[0]))
-    template.pop("status", None)
-    template["spec"].pop("nodeName", None)
-    template["spec"]["schedulerName"] = "kai-scheduler"
-    template["metadata"]["namespace"] = namespace
-    for ref in template["metadata"]["ownerReferences"]:
-        ref["uid"] = uids[ref["uid"]]
-    return template
-
-
 def _webhook_rows(server: Any, kubeconfig: str) -> list[dict[str, Any]]:
     webhooked, skipped = server.create_namespace("wmap-bench-hook"), server.create_namespace("wmap-bench-nohook")
     # a JobSet's worker pod: the webhook links a pod of a gang at creation (a Deployment's pods, one group each, are
     # linked by the grouper once named)
-    template = _install_deployment(server, webhooked, JOBSET)
-    other = _install_deployment(server, skipped, JOBSET)
+    template = _controller.install_owners(server, webhooked, JOBSET, scheduler_name=KAI)
+    other = _controller.install_owners(server, skipped, JOBSET, scheduler_name=KAI)
     port = _free_port()
     name = f"wmap-bench-{port}"
     certs = Path(tempfile.mkdtemp(prefix="wmap-bench-certs-"))
@@ -245,29 +218,18 @@ def _webhook_rows(server: Any, kubeconfig: str) -> list[dict[str, Any]]:
     )
     return [
         _common.row(NAMES[0][0], statistics.median(with_hook), statistics.median(without), None, "ms", note=note),
-        _common.row(NAMES[1][0], _percentile(with_hook, 0.99), _percentile(without, 0.99), None, "ms", note=note),
+        _common.row(NAMES[1][0], percentile(with_hook, 0.99), percentile(without, 0.99), None, "ms", note=note),
     ]
 
 
 def _grouper_rows(server: Any, kubeconfig: str) -> list[dict[str, Any]]:
     namespace = server.create_namespace("wmap-bench-group")
-    template = _install_deployment(server, namespace)
+    template = _controller.install_owners(server, namespace, "apps-deployment-v1", scheduler_name=KAI)
     controller = _Controller(kubeconfig, "--namespaces", namespace, "--enable-webhook=false")
-    events: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
     sent: dict[str, float] = {}
     try:
         controller.wait(controller.ready, "the controller ready")
-
-        def watch() -> None:
-            with (
-                server.client(timeout=None) as watcher,
-                watcher.stream("GET", f"/api/v1/namespaces/{namespace}/pods", params={"watch": "true"}) as stream,
-            ):
-                for line in stream.iter_lines():
-                    if line:
-                        events.put((time.perf_counter(), json.loads(line)))
-
-        threading.Thread(target=watch, daemon=True).start()
+        events = _controller.watch_pods(server, namespace)
         time.sleep(1)
         with server.client(timeout=60) as kube:
             lock = threading.Lock()
@@ -302,7 +264,7 @@ def _grouper_rows(server: Any, kubeconfig: str) -> list[dict[str, Any]]:
     note = f"{BURST} pods POSTed at {rate:.0f}/s, {len(linked)} linked; each pod its own KAI PodGroup, then a patch"
     return [
         _common.row(NAMES[2][0], statistics.median(to_link), statistics.median(to_add), None, "ms", note=note),
-        _common.row(NAMES[3][0], _percentile(to_link, 0.99), _percentile(to_add, 0.99), None, "ms", note=note),
+        _common.row(NAMES[3][0], percentile(to_link, 0.99), percentile(to_add, 0.99), None, "ms", note=note),
     ]
 
 
@@ -356,30 +318,17 @@ def _memory_rows(server: Any, kubeconfig: str) -> list[dict[str, Any]]:
     ]
 
 
-def rows() -> list[dict[str, Any]]:
-    kubeconfig = os.environ.get("WMAP_TEST_KUBECONFIG")
-    if not kubeconfig or not Path(kubeconfig).is_file():
-        note = 'no test API server (eval "$(scripts/test-cluster.sh env)")'
-        return [_common.row(name, None, None, None, unit, note=note) for name, unit in NAMES]
-    sys.path.insert(0, str(REPO))
-    from tests.e2e.conftest import _server_from_env
+PARTS = {"webhook": _webhook_rows, "grouper": _grouper_rows, "memory": _memory_rows}
 
-    env = {k: v for k, v in os.environ.items() if k.startswith("WMAP_TEST_")}
-    server = _server_from_env(env, started_here=False)
-    return _webhook_rows(server, kubeconfig) + _grouper_rows(server, kubeconfig) + _memory_rows(server, kubeconfig)
+
+def rows(parts: Sequence[str] = tuple(PARTS)) -> list[dict[str, Any]]:
+    server = _controller.test_server()
+    if server is None:
+        return [_common.row(name, None, None, None, unit, note=_controller.NO_SERVER) for name, unit in NAMES]
+    return [item for part in parts for item in PARTS[part](server, str(server.kubeconfig))]
 
 
 if __name__ == "__main__":
-    only = sys.argv[1:]
-    if only:  # `webhook`, `grouper`, `memory`: one part
-        sys.path.insert(0, str(REPO))
-        from tests.e2e.conftest import _server_from_env
-
-        env = {k: v for k, v in os.environ.items() if k.startswith("WMAP_TEST_")}
-        server = _server_from_env(env, started_here=False)
-        parts = {"webhook": _webhook_rows, "grouper": _grouper_rows, "memory": _memory_rows}
-        results = [item for part in only for item in parts[part](server, os.environ["WMAP_TEST_KUBECONFIG"])]
-    else:
-        results = rows()
+    results = rows(sys.argv[1:] or tuple(PARTS))  # `webhook`, `grouper`, `memory`: those parts only
     for item in results:
         print(json.dumps(item))
