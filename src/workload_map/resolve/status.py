@@ -172,9 +172,8 @@ def _matched_statuses(
     hits: dict[str, tuple[int, StatusMatcher]] | None = None,
 ) -> list[str]:
     matched: list[str] = []
-    for status, matchers in mappings.entries():
-        for index, matcher in enumerate(matchers or ()):
-            field = f"statusDefinition.statusMappings.{status.lower()}[{index}]"
+    for status, matchers in _matcher_plan(mappings):
+        for index, matcher, field in matchers:
             try:
                 hit = _matches(
                     component,
@@ -193,6 +192,37 @@ def _matched_statuses(
                     hits[status] = (index, matcher)
                 break  # OR across the matchers of one status
     return matched or [UNDEFINED]
+
+
+_Plan = tuple[tuple[str, tuple[tuple[int, StatusMatcher, str], ...]], ...]
+_PLANS: dict[int, tuple[StatusMappings, _Plan]] = {}
+_PLANS_MAX = 1024
+
+
+def _matcher_plan(mappings: StatusMappings) -> _Plan:
+    """Each status with its matchers and their field paths, in evaluation order: once per mappings object (frozen;
+    keyed by identity, the entry holding the object so its id is not reused), not per workload."""
+    found = _PLANS.get(id(mappings))
+    if found is not None and found[0] is mappings:
+        return found[1]
+    plan = _build_plan(mappings)
+    if len(_PLANS) >= _PLANS_MAX:
+        _PLANS.clear()
+    _PLANS[id(mappings)] = (mappings, plan)
+    return plan
+
+
+def _build_plan(mappings: StatusMappings) -> _Plan:
+    return tuple(
+        (
+            status,
+            tuple(
+                (index, matcher, f"statusDefinition.statusMappings.{status.lower()}[{index}]")
+                for index, matcher in enumerate(matchers or ())
+            ),
+        )
+        for status, matchers in mappings.entries()
+    )
 
 
 def _matches(
