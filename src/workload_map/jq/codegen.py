@@ -839,9 +839,10 @@ class BatchProgram:
         self.run: Callable[[Any], list[Any]] = namespace["run"]
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def batch_program(exprs: tuple[str, ...]) -> BatchProgram:
-    """The generated program of a batch (built and compiled once per process per batch)."""
+    """The generated program of a batch (built and compiled once per process per batch). Bounded: a program of a
+    large group is tens of kilobytes of code, and a definition has two groups (structure, status)."""
     return BatchProgram(exprs)
 
 
