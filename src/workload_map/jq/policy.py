@@ -15,8 +15,7 @@ business; the CLI's is `workload_map.cli.jqmode`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from workload_map.errors import ArgumentTypeError, ArgumentValueError
 
@@ -52,7 +51,6 @@ class StopRecorder(Protocol):
     def append(self, error: JqLimitError, /) -> None: ...
 
 
-@dataclass(frozen=True)
 class EvaluationPolicy:
     """What runs in the calling process (`mode`), and the limits of the jq worker, where everything else runs.
 
@@ -73,29 +71,69 @@ class EvaluationPolicy:
     for an unknown mode, a deadline that is not a positive number of seconds, or a negative cap.
     """
 
-    mode: Mode = "inprocess"
-    deadline: float = DEFAULT_DEADLINE
-    memory_mb: int = DEFAULT_MEMORY_MB
-    stops: StopRecorder | None = field(default=None, compare=False, repr=False)
+    # A plain slotted class rather than a dataclass, with the frozen dataclass's behaviour written out (keyword or
+    # positional fields, equality and hash without `stops`, the repr, immutability, copy and pickle): importing
+    # `dataclasses` loads `inspect` (and ast, dis, tokenize), ~5 ms of every CLI start (issue 19).
+    __slots__ = ("deadline", "memory_mb", "mode", "stops")
+    __match_args__ = ("mode", "deadline", "memory_mb", "stops")
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.mode, str):
-            raise ArgumentTypeError("the jq evaluation mode", f"a string ({', '.join(MODES)})", self.mode)
-        if self.mode not in MODES:
-            raise ArgumentValueError(f"unknown jq evaluation mode {self.mode!r}: use one of {', '.join(MODES)}")
-        deadline = self.deadline
+    mode: Mode
+    deadline: float
+    memory_mb: int
+    stops: StopRecorder | None
+
+    def __init__(
+        self,
+        mode: Mode = "inprocess",
+        deadline: float = DEFAULT_DEADLINE,
+        memory_mb: int = DEFAULT_MEMORY_MB,
+        stops: StopRecorder | None = None,
+    ) -> None:
+        if not isinstance(mode, str):
+            raise ArgumentTypeError("the jq evaluation mode", f"a string ({', '.join(MODES)})", mode)
+        if mode not in MODES:
+            raise ArgumentValueError(f"unknown jq evaluation mode {mode!r}: use one of {', '.join(MODES)}")
         if isinstance(deadline, bool) or not isinstance(deadline, (int, float)):
             raise ArgumentTypeError("the jq deadline", "a number of seconds", deadline)
         if not (math.isfinite(deadline) and deadline > 0):
             raise ArgumentValueError(f"the jq deadline must be positive seconds, got {deadline!r}")
-        memory = self.memory_mb
-        if isinstance(memory, bool) or not isinstance(memory, int):
-            raise ArgumentTypeError("the jq memory cap", "a whole number of MiB", memory)
-        if memory < 0:
-            raise ArgumentValueError(f"the jq memory cap must be whole MiB >= 0 (0: none), got {memory!r}")
-        if self.stops is not None and not callable(getattr(self.stops, "append", None)):
-            raise ArgumentTypeError("stops", "a StopRecorder (anything with append(), e.g. a list) or None", self.stops)
-        object.__setattr__(self, "deadline", float(deadline))
+        if isinstance(memory_mb, bool) or not isinstance(memory_mb, int):
+            raise ArgumentTypeError("the jq memory cap", "a whole number of MiB", memory_mb)
+        if memory_mb < 0:
+            raise ArgumentValueError(f"the jq memory cap must be whole MiB >= 0 (0: none), got {memory_mb!r}")
+        if stops is not None and not callable(getattr(stops, "append", None)):
+            raise ArgumentTypeError("stops", "a StopRecorder (anything with append(), e.g. a list) or None", stops)
+        setattr_ = object.__setattr__
+        setattr_(self, "mode", mode)
+        setattr_(self, "deadline", float(deadline))
+        setattr_(self, "memory_mb", memory_mb)
+        setattr_(self, "stops", stops)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: an EvaluationPolicy is frozen")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: an EvaluationPolicy is frozen")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EvaluationPolicy) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.mode, self.deadline, self.memory_mb) == (other.mode, other.deadline, other.memory_mb)
+
+    def __hash__(self) -> int:
+        return hash((self.mode, self.deadline, self.memory_mb))
+
+    def __repr__(self) -> str:
+        fields = f"mode={self.mode!r}, deadline={self.deadline!r}, memory_mb={self.memory_mb!r}"
+        return f"{type(self).__qualname__}({fields})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.mode, self.deadline, self.memory_mb, self.stops))
+
+    def replace(self, **changes: Any) -> EvaluationPolicy:
+        """A copy with the fields named changed (what `dataclasses.replace` did for the dataclass), validated again."""
+        fields = {"mode": self.mode, "deadline": self.deadline, "memory_mb": self.memory_mb, "stops": self.stops}
+        return type(self)(**{**fields, **changes})  # an unknown field: the TypeError of a wrong keyword
 
     def stopped(self, error: JqLimitError) -> JqLimitError:
         """Record a stop in `stops` (when given); returns the error."""
