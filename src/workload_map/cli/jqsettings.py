@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
@@ -100,15 +99,22 @@ def current_policy() -> JqPolicy:
     return JqPolicy(mode or "auto", deadline, current.jq_memory_mb, current.jq_budget)
 
 
-@dataclass(frozen=True)
-class Stop:
+class Stop(msgspec.Struct, frozen=True):
     """One evaluation that was stopped (by the worker, or the compiled evaluator's bounds): the definition, where it
     came from, and the `JqLimitError`."""
 
     definition: str
     origin: str
     error: JqLimitError
-    seconds: float = field(default=0.0, compare=False)  # what it cost of the command's budget (the deadline)
+    seconds: float = 0.0  # what it cost of the command's budget (the deadline): not part of equality
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Stop):
+            return NotImplemented
+        return (self.definition, self.origin, self.error) == (other.definition, other.origin, other.error)
+
+    def __hash__(self) -> int:
+        return hash((self.definition, self.origin, self.error))
 
 
 def _shown(expression: str) -> str:

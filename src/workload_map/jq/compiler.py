@@ -30,9 +30,10 @@ import itertools
 import json
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final
+
+import msgspec
 
 from workload_map._jsontype import json_type
 from workload_map._limits import MAX_DEPTH
@@ -495,8 +496,7 @@ def _values(value: Any, env: Env) -> Any:
 # --------------------------------------------------------------------------------------------------- compiled nodes
 
 
-@dataclass(slots=True)
-class _Code:
+class _Code(msgspec.Struct):
     """A compiled node: `gen` always; `one` when the node gives exactly one output (or raises)."""
 
     gen: Gen
@@ -524,23 +524,20 @@ _EMPTY: Final = _Code(lambda v, env: iter(()))
 _IDENTITY: Final = _from_one(lambda v, env: v)
 
 
-@dataclass
-class _Def:
+class _Def(msgspec.Struct):
     definition: A.FuncDef
     scope: _Scope
 
 
-@dataclass
-class _Param:
+class _Param(msgspec.Struct):
     node: A.Node
     scope: _Scope
 
 
-@dataclass
-class _Scope:
-    functions: dict[str, _Def | _Param] = field(default_factory=dict)
-    variables: dict[str, int] = field(default_factory=dict)
-    labels: dict[str, int] = field(default_factory=dict)
+class _Scope(msgspec.Struct):
+    functions: dict[str, _Def | _Param] = msgspec.field(default_factory=dict)
+    variables: dict[str, int] = msgspec.field(default_factory=dict)
+    labels: dict[str, int] = msgspec.field(default_factory=dict)
     prelude: bool = False
 
     def child(self) -> _Scope:

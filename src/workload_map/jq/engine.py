@@ -29,8 +29,9 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Final, Literal
+
+import msgspec
 
 from workload_map._regex import LazyPattern
 from workload_map.jq import compiler, fastpath, parser
@@ -57,8 +58,7 @@ FastEvaluator = Callable[[Any], list[Any]]
 _PROGRAM_CACHE_SIZE: Final = 4096
 
 
-@dataclass(frozen=True)
-class Compiled:
+class Compiled(msgspec.Struct, frozen=True):
     """What is known about one expression before it meets an object.
 
     `fast` is a pure-Python evaluator for plain paths (None: libjq runs it); `compiled` the expression compiled to

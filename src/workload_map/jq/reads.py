@@ -18,8 +18,9 @@ the differential tests in tests/unit/test_jq_engine.py, test_jq_document.py and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 from workload_map.jq import ast
 from workload_map.jq.parser import ASSIGNMENT_OPERATORS
@@ -71,8 +72,7 @@ def _navigation(node: ast.Node) -> set[Pattern] | None:
     return None
 
 
-@dataclass(frozen=True)
-class _Reads:
+class _Reads(msgspec.Struct, frozen=True):
     bindings: bool
 
     def of(self, node: ast.Node, bound: _Names) -> set[Pattern] | None:

@@ -28,8 +28,9 @@ the same safety check and runs under the same containment (`jq_fields` lists the
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, Final
+
+import msgspec
 
 from workload_map.model import yaml_subset
 
@@ -57,8 +58,7 @@ _REQUIRED: Final = ("apiVersion", "kind", "name")
 _MAX_TEXT: Final = 64 * 1024
 
 
-@dataclass(frozen=True)
-class ReferenceRule:
+class ReferenceRule(msgspec.Struct, frozen=True):
     """One reference: its `name` (the key the definition's paths read it by) and jq expressions over the workload
     for the referenced object's apiVersion, kind, name and whether it is namespaced (None: it is, in the
     workload's namespace), and `content`, jq over the referenced object (None: the whole object)."""

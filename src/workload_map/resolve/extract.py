@@ -8,9 +8,10 @@ definition for that part, and raises `ExtractionError` when a path fails or its 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
+
+import msgspec
 
 from workload_map.model import ComponentDefinition
 from workload_map.model.extensions import ResourceAliases
@@ -38,8 +39,7 @@ _SCALE_PATHS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class PlainPart:
+class PlainPart(msgspec.Struct, frozen=True):
     """A part read whole from one path: its SpecDefinition attribute, definition field, upstream's name for it,
     and the Kubernetes type its outputs must be."""
 

@@ -16,8 +16,9 @@ suspend patch built from it would carry that key).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from workload_map.errors import ArgumentTypeError
 from workload_map.jq import EvaluationPolicy, JqError, evaluate
@@ -27,8 +28,7 @@ from workload_map.model.references import REFERENCES, REFERENCES_KEY, ReferenceR
 __all__ = ["Followed", "ObjectReference", "follow", "needs_references", "references_of"]
 
 
-@dataclass(frozen=True)
-class ObjectReference:
+class ObjectReference(msgspec.Struct, frozen=True):
     """One object a workload refers to: the reference's `name` in the definition, the object's apiVersion, kind,
     name and namespace (`""` when cluster-scoped)."""
 
@@ -65,8 +65,7 @@ class ObjectReference:
         return not self.namespace or not namespace or namespace == self.namespace
 
 
-@dataclass(frozen=True)
-class Followed:
+class Followed(msgspec.Struct, frozen=True):
     """The workload with the content of each reference found (`object`), the references not found (`missing`)
     and why a reference could not be read or its content taken (`problems`, one line each)."""
 

@@ -12,7 +12,6 @@ document: changing them changes nothing until you write them back with an `updat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import msgspec
@@ -32,8 +31,7 @@ def given(value: _T | None) -> _T | UnsetType:
 ValueKind = Literal["string", "string_map", "object", "object_list"]
 
 
-@dataclass(frozen=True, slots=True)
-class FragmentedField:
+class FragmentedField(msgspec.Struct, frozen=True):
     """One of the 11 fields of a fragmented pod spec: attribute, JSON key, path attribute and value type."""
 
     attr: str

@@ -10,7 +10,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+import msgspec
 
 from workload_map.model import ComponentDefinition, Karta
 from workload_map.model.extensions import ResourceAliases, resource_aliases
@@ -20,8 +21,7 @@ from workload_map.resolve.results import FRAGMENTED_FIELDS
 _STRUCTURE_FIELD = "spec.structureDefinition"
 
 
-@dataclass(frozen=True, slots=True)
-class ComponentSlot:
+class ComponentSlot(msgspec.Struct, frozen=True):
     """One component of a definition and where it is declared (`spec.structureDefinition.childComponents[1]`)."""
 
     definition: ComponentDefinition
@@ -33,8 +33,7 @@ class ComponentSlot:
         return self.definition.name
 
 
-@dataclass(frozen=True, slots=True)
-class Structure:
+class Structure(msgspec.Struct, frozen=True):
     """Components of one definition: the root first, then the children in declaration order."""
 
     karta: Karta

@@ -28,7 +28,6 @@ JSON and YAML never go through this: they print the view as it is.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, TypeVar
 
@@ -43,8 +42,7 @@ if TYPE_CHECKING:
 _N = TypeVar("_N", int, Fraction)
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(msgspec.Struct, frozen=True):
     """One row of the tree: `node` is the component node whose replicas, requests, pods and nodes it shows (the
     lowest of the levels merged into it); `copies` how many copies of its pods the workload runs (1: no
     multiplicity to show)."""
@@ -53,8 +51,19 @@ class Row:
     node: ComponentView
     copies: int = 1
     children: tuple[Row, ...] = ()
-    parent_name: str = field(default="", compare=False)
+    parent_name: str = ""  # not part of equality (see __eq__)
     unit: str = ""  # the kind of object each copy is, when the definition says (workloadmap.io/copies)
+
+    def _compared(self) -> tuple[object, ...]:
+        return (self.name, self.node, self.copies, self.children, self.unit)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Row):
+            return NotImplemented
+        return self._compared() == other._compared()
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
 
     @property
     def multiplicity(self) -> str:
@@ -120,7 +129,7 @@ class _Hints(msgspec.Struct, frozen=True):
 def _rows(nodes: Sequence[ComponentView], above: int, parent_name: str, hints: _Hints) -> tuple[Row, ...]:
     rows = tuple(_row(node, above, parent_name, hints) for node in nodes)
     while len(rows) == 1 and _droppable(rows[0]):
-        rows = tuple(replace(child, parent_name=parent_name) for child in rows[0].children)
+        rows = tuple(msgspec.structs.replace(child, parent_name=parent_name) for child in rows[0].children)
     return _grouped(rows, parent_name, hints) if hints.groups else rows
 
 
@@ -138,7 +147,7 @@ def _grouped(rows: tuple[Row, ...], parent_name: str, hints: _Hints) -> tuple[Ro
             members[group.name] = []
             found[group.name] = group
             out.append(group.name)
-        members[group.name].append(replace(row, parent_name=group.name))
+        members[group.name].append(msgspec.structs.replace(row, parent_name=group.name))
     if not members:
         return rows
     return tuple(
