@@ -3,7 +3,7 @@ imports. No timing here (the figures are benchmarks/bench_kli_get.py's); these k
 coming back unnoticed: the watch machinery (only `get -w`), the thread pool (only `--all-types` and several
 clusters), httpx and its stack (a direct connection goes through `cluster.http11`), lightkube (the kubeconfig
 models are ours), PyYAML (the kubeconfig is read by the model's YAML subset reader) and subprocess (only for an
-exec credential plugin)."""
+exec credential plugin), nor `http.client` and `email`."""
 
 from __future__ import annotations
 
@@ -38,6 +38,8 @@ NOT_IN_GET = (
     "anyio",
     "yaml",
     "subprocess",
+    "http.client",  # cluster.http11 reads HTTP/1.1 on the socket: http.client would import the email package
+    "email",
 )
 
 _GET = """

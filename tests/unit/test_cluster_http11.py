@@ -33,6 +33,28 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(401, b'{"kind":"Status","reason":"Unauthorized"}')
             return
         body = json.dumps({"path": self.path, "items": [{"n": i} for i in range(200)]}).encode()
+        if self.path.startswith("/chunked"):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for start in range(0, len(body), 700):
+                part = body[start : start + 700]
+                self.wfile.write(f"{len(part):x};ext=1\r\n".encode() + part + b"\r\n")
+            self.wfile.write(b"0\r\nX-Trailer: 1\r\n\r\n")
+            return
+        if self.path.startswith("/until-close"):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(body)
+            self.close_connection = True
+            return
+        if self.path.startswith("/garbage"):
+            self.wfile.write(b"SSH-2.0-OpenSSH\r\n\r\n")
+            self.close_connection = True
+            return
         if "gzip" in (self.headers.get("Accept-Encoding") or ""):
             self._answer(200, gzip.compress(body), encoding="gzip")
         else:
@@ -145,3 +167,27 @@ def test_proxies_go_through_httpx(tmp_path: Path, server: str, monkeypatch: pyte
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
     with _client(tmp_path, server, {"token": "t"}) as proxied:
         assert proxied._direct is None
+
+
+def test_chunked_answers_answers_up_to_the_close_and_garbage(tmp_path: Path, server: str) -> None:
+    with _client(tmp_path, server, {"token": "t"}) as client:
+        assert client.get("/chunked")["path"] == "/chunked"
+        assert client.get("/until-close")["path"] == "/until-close"
+        assert client.get("/after")["path"] == "/after"  # on a new connection
+        with pytest.raises(Unreachable, match=r"not an HTTP/1\.1 status line"):
+            client.get("/garbage")
+        assert client.get("/after-garbage")["path"] == "/after-garbage"
+    assert [seen["path"] for seen in _Handler.seen] == [
+        "/chunked",
+        "/until-close",
+        "/after",
+        "/garbage",
+        "/after-garbage",
+    ]
+
+
+def test_a_header_that_is_not_one_line_is_refused(tmp_path: Path, server: str) -> None:
+    from workload_map.cluster import KubeconfigError
+
+    with pytest.raises(KubeconfigError, match="the Impersonate-User header would not be one line"):
+        _client(tmp_path, server, {"token": "t"}, impersonate="jane\r\nX-Evil: 1")
