@@ -57,7 +57,8 @@ MAX_FAST_DEPTH: Final = 100
 _MAX_KEY: Final = 1000  # libyaml refuses a simple key over 1024 characters
 _MAX_COMPACT: Final = 20  # sequences started on one line (`- - a`)
 _INT: Final = LazyPattern(INT_PATTERN, re.X)
-_FLOAT: Final = LazyPattern(FLOAT_PATTERN, re.X)
+_FLOAT: Final = LazyPattern(FLOAT_PATTERN, re.X)  # every float it matches has a `.`
+_INT_CHARACTERS: Final = frozenset("+-_0123456789abcdefABCDEFx")  # all that `_INT` matches is made of
 # what YAML reads as something other than a printable character of a line: tab, CR, NEL, LS, PS, BOM, controls
 _UNUSUAL: Final = LazyPattern("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 _BOOLS: Final = {
@@ -124,8 +125,17 @@ def safe_load(text: str) -> tuple[Any] | None:
         return None
 
 
+def _unusual(text: str) -> bool:
+    """Whether `text` has a character `_UNUSUAL` matches. An ASCII text (nearly every manifest) is checked without
+    the pattern, whose character class takes 3-4 ms to compile (issue 19, start-up): of ASCII, the pattern lets
+    through exactly the line break and the characters `str.isprintable` accepts (space to `~`)."""
+    if text.isascii():
+        return not text.replace("\n", "").isprintable()
+    return _UNUSUAL.search(text) is not None
+
+
 def _readers(text: str, resolve: Callable[[str], Any]) -> list[_Reader]:
-    if _UNUSUAL.search(text) is not None:
+    if _unusual(text):
         raise _NotInSubsetError
     lines = text.split("\n")
     terminated = text.endswith("\n")
@@ -196,9 +206,12 @@ def _plain(text: str) -> Any:
     """The value of a plain scalar, resolved as the loader resolves it (`yamlio`'s PyYAML path)."""
     first = text[0]
     if first in _NUMBER_START:
-        if _FLOAT.match(text):
+        if first != "0" and text.isdigit() and text.isascii():
+            return _int(text)  # a plain decimal (a count, a port): `_INT` matches it, no need to ask
+        # the patterns only where they could match (`16Gi` and `--nnodes=5` compile neither, issue 19)
+        if "." in text and _FLOAT.match(text):
             return _float(text)
-        if _INT.match(text):
+        if _INT_CHARACTERS.issuperset(text) and _INT.match(text):
             return _int(text)
         return text
     if first in _WORD_START:
