@@ -33,6 +33,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from workload_map.errors import WorkloadMapError
 from workload_map.jq import ast as A  # noqa: N812 - the node types, read as A.Index, A.Pipe, ...
 from workload_map.jq import convert, engine
 from workload_map.jq.compiler import STEP_BUDGET, _ascii
@@ -49,11 +50,11 @@ _MAX_LINES: Final = 2000  # generated lines per expression (branches copy their 
 Emit = Callable[[str, int], None]
 
 
-class _Bail(Exception):  # noqa: N818 - not an error: "take the current path for this expression"
+class _Bail(WorkloadMapError):  # noqa: N818 - not an error: "take the current path for this expression"
     """The generated code met something only the current path answers exactly."""
 
 
-class _Decline(Exception):  # noqa: N818
+class _Decline(WorkloadMapError):  # noqa: N818
     """The expression has a construct the generator does not cover."""
 
 
