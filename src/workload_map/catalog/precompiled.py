@@ -25,10 +25,10 @@ to the YAML (a bad blob is rewritten), with no message. `WMAP_NO_CATALOG_CACHE=1
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
@@ -36,6 +36,9 @@ from workload_map import _version
 from workload_map.jq import trees
 from workload_map.model import Karta, types
 from workload_map.model.validated import mark_validated
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 try:  # hashlib's own builtin BLAKE2, without the OpenSSL set-up `import hashlib` pays (~2 ms of every start)
     from _blake2 import blake2b
@@ -54,14 +57,21 @@ Check = Callable[[Sequence[Karta]], Sequence[bool]]
 _ENCODER = msgspec.msgpack.Encoder()
 
 
+# A run works with paths as strings (os.path): importing pathlib (with urllib.parse and ipaddress) costs ~2.5 ms of
+# every start (issue 19); `cache_dir` and `blob_path` still answer with a Path for their callers.
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """`$WMAP_CACHE_DIR`, else `$XDG_CACHE_HOME/workload-map`, else `~/.cache/workload-map` (the same rule as the
     discovery cache, which lives in a higher layer)."""
-    env = os.environ if environ is None else environ
+    from pathlib import Path
+
+    return Path(_cache_directory(os.environ if environ is None else environ))
+
+
+def _cache_directory(env: Mapping[str, str]) -> str:
     if env.get("WMAP_CACHE_DIR"):
-        return Path(env["WMAP_CACHE_DIR"]).expanduser()
-    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "workload-map"
+        return os.path.expanduser(env["WMAP_CACHE_DIR"])
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "workload-map")
 
 
 def catalog_key(
@@ -86,7 +96,13 @@ def catalog_key(
 
 def blob_path(key: str, environ: Mapping[str, str] | None = None) -> Path:
     """Where the blob for `key` is kept."""
-    return cache_dir(environ) / "catalog" / f"{key}.msgpack"
+    from pathlib import Path
+
+    return Path(_blob_file(key, os.environ if environ is None else environ))
+
+
+def _blob_file(key: str, env: Mapping[str, str]) -> str:
+    return os.path.join(_cache_directory(env), "catalog", f"{key}.msgpack")
 
 
 def load_cached(
@@ -106,9 +122,11 @@ def load_cached(
     if stamp is None:
         check = None  # the validator's modules cannot be stamped (a zipped package): record no validity
     parser = trees.tree_stamp()
-    path = blob_path(catalog_key(files, validator=stamp, parser=parser), env)
+    path = _blob_file(catalog_key(files, validator=stamp, parser=parser), env)
     try:
-        kartas, valid, parsed = _DECODER.decode(path.read_bytes())
+        with open(path, "rb") as blob:
+            data = blob.read()
+        kartas, valid, parsed = _DECODER.decode(data)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         # not built yet, unreadable or damaged: parse the YAML and (re)write it
         kartas = parse(files)
@@ -148,49 +166,58 @@ def expression_trees(kartas: Sequence[Karta]) -> dict[str, bytes]:
     return found
 
 
-def _write(path: Path, data: bytes) -> None:
+def _write(path: str, data: bytes) -> None:
     """Write atomically (a reader never sees half a blob); give up silently when the directory is not writable."""
     import tempfile  # only when a blob is written (random and its hashing come with it: ~3 ms of a start)
 
+    directory = os.path.dirname(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".catalog-", dir=path.parent)
+        os.makedirs(directory, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".catalog-", dir=directory)
         try:
             with os.fdopen(handle, "wb") as out:
                 out.write(data)
             os.replace(temporary, path)
         except BaseException:
-            Path(temporary).unlink(missing_ok=True)
+            _unlink(temporary)
             raise
-        _prune(path.parent, keep=path)
+        _prune(directory, keep=path)
     except OSError:
         pass
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 _KEPT = 4
 
 
-def _prune(directory: Path, keep: Path) -> None:
+def _prune(directory: str, keep: str) -> None:
     """Drop all but the newest few blobs: every definition edit makes a new key, and a few are kept so that two
     installed versions sharing one cache directory do not rewrite each other's blob on every run."""
-    blobs = sorted(directory.glob("*.msgpack"), key=lambda p: p.stat().st_mtime, reverse=True)
+    with os.scandir(directory) as listing:
+        found = [(entry.stat().st_mtime, entry.path) for entry in listing if entry.name.endswith(".msgpack")]
+    blobs = [path for _, path in sorted(found, reverse=True)]
     for old in blobs[_KEPT:]:
         if old != keep:
-            old.unlink(missing_ok=True)
+            _unlink(old)
 
 
 def validator_stamp() -> bytes | None:
     """(name, size, mtime) of every module of the validator's packages and of the top-level helpers; None when
     they cannot be listed."""
-    package = Path(__file__).resolve().parent.parent
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     stamps: list[str] = []
     try:
-        for directory in (package, *(package / name for name in _VALIDATOR_PACKAGES)):
+        for directory in (package, *(os.path.join(package, name) for name in _VALIDATOR_PACKAGES)):
             with os.scandir(directory) as listing:
                 entries = sorted((entry for entry in listing if entry.name.endswith(".py")), key=lambda e: e.name)
+            name = os.path.basename(directory)
             for entry in entries:
                 stat = entry.stat()
-                stamps.append(f"{directory.name}/{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
+                stamps.append(f"{name}/{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
     except OSError:
         return None
     return "\n".join(stamps).encode()
@@ -199,6 +226,7 @@ def validator_stamp() -> bytes | None:
 def _types_source() -> bytes:
     """The model types' source: a changed field changes the decoded shape even under the same version number."""
     try:
-        return Path(types.__file__).read_bytes()
+        with open(types.__file__, "rb") as source:  # __file__ None (a frozen module): TypeError
+            return source.read()
     except (OSError, TypeError):
         return b""

@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -65,24 +64,26 @@ class Config(msgspec.Struct, frozen=True):
         return None
 
 
-def default_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "wmap" / "config.yaml"
+# Paths here are strings (os.path), not pathlib: every start asks where the config file is, and importing pathlib
+# (with urllib.parse and ipaddress) costs ~2.5 ms (issue 19, start-up).
+def default_path() -> str:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "wmap", "config.yaml")
 
 
-def config_location(explicit: str | None = None) -> tuple[Path, str]:
+def config_location(explicit: str | None = None) -> tuple[str, str]:
     """The config file that applies and what named it (`--config`, `$WMAP_CONFIG`; "" for the default path)."""
     if explicit:
-        return Path(explicit), "--config"
+        return explicit, "--config"
     if os.environ.get(ENV_CONFIG):
-        return Path(os.environ[ENV_CONFIG]), f"${ENV_CONFIG}"
+        return os.environ[ENV_CONFIG], f"${ENV_CONFIG}"
     return default_path(), ""
 
 
 def load_config(explicit: str | None = None) -> Config:
     """Read the config file that applies (see the module docstring); an empty `Config` when there is none."""
     path, named_by = config_location(explicit)
-    if not path.exists():
+    if not os.path.exists(path):
         if named_by:
             raise UsageError(
                 f"config file {path} ({named_by}) does not exist",
@@ -92,7 +93,7 @@ def load_config(explicit: str | None = None) -> Config:
     return parse_config(path)
 
 
-def parse_config(path: Path) -> Config:
+def parse_config(path: str) -> Config:
     """Parse and check one config file strictly."""
     # Imported here, not at the top: the YAML reader (workload_map.model, PyYAML) costs ~30 ms that `wmap --help`
     # and a run without a config file (the root group imports this module through cli.context) never need.

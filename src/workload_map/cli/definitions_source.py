@@ -12,7 +12,6 @@ up later as a confusing resolution error.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from workload_map.catalog import DefinitionRegistry, builtin_definitions
@@ -40,6 +39,8 @@ def load_local_definitions(paths: Sequence[str]) -> list[Karta]:
     if not paths:
         return found
     # only with --definitions: the validation layer (and the jq checks it imports) is no part of `describe -f`
+    from pathlib import Path
+
     from workload_map.model import DefinitionError, scan_definitions
     from workload_map.validation import errors, validate
 

@@ -12,9 +12,9 @@ document that plainly is not one (a ConfigMap, a Service, a CRD), which `describ
 from __future__ import annotations
 
 import datetime
+import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -23,6 +23,9 @@ from workload_map.cli.errors import CLIError, UsageError
 from workload_map.model import DocumentError
 from workload_map.model.yamlio import iter_files, read_documents_each
 from workload_map.model.yamlio import unreadable_directories as yamlio_unreadable_directories
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Kinds that are never workloads, whatever they hold (checked before looking for pod containers).
 NOT_WORKLOADS = frozenset(
@@ -190,12 +193,24 @@ def unreadable_directories(directory: Path) -> list[DocumentError]:
     ]
 
 
-def _files_of(raw: str) -> tuple[list[Path], bool]:
+def _as_pathlib_writes_it(raw: str) -> bool:
+    """Whether `str(Path(raw)) == raw`: no empty or `.` part for pathlib to drop (a leading `/` is the root)."""
+    parts = raw.split("/")
+    return all(part not in ("", ".") for part in (parts[1:] if raw.startswith("/") else parts))
+
+
+def _files_of(raw: str) -> tuple[list[str] | list[Path], bool]:
     """The files an input names and whether it was a directory."""
     if raw == "-":
-        return [Path("-")], False
+        return ["-"], False
     if not raw:
         raise UsageError("-f '' names no file", hint="give a file, a directory, or - for stdin")
+    if _as_pathlib_writes_it(raw) and os.path.isfile(raw):
+        # the common case, one file, in os.path: pathlib (with urllib.parse, ipaddress) costs ~2.5 ms of a start
+        # (issue 19); the name is the label pathlib would have made of it
+        return [raw], False
+    from pathlib import Path
+
     path = Path(raw)
     if path.is_dir():
         files = list(iter_files(path))
@@ -222,6 +237,8 @@ def read_manifests(inputs: Sequence[str]) -> Manifests:
         files, directory = _files_of(raw)
         directories = directories or directory
         if directory:
+            from pathlib import Path
+
             bad.extend(unreadable_directories(Path(raw)))
         for file in files:
             try:

@@ -87,7 +87,7 @@ def describe_args(argv: Sequence[str]) -> DescribeArgs | None:
         return None
     files, output = parsed
     path, named_by = config_location(None)
-    if named_by or path.exists():
+    if named_by or os.path.exists(path):
         return None
     if not all(_readable_as_click_checks(name) for name in files):
         return None

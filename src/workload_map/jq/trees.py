@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Final
 
 import msgspec
@@ -103,11 +102,11 @@ def forget() -> None:
 def tree_stamp() -> bytes | None:
     """(name, size, mtime) of the modules that decide a text's tree, as Python's bytecode cache judges a source
     file; None when they cannot be read (then no trees are stored)."""
-    directory = Path(__file__).resolve().parent
+    directory = os.path.dirname(os.path.realpath(__file__))  # os.path: no pathlib import at start-up (issue 19)
     stamps: list[str] = []
     try:
         for name in _PARSER_MODULES:
-            stat = os.stat(directory / name)
+            stat = os.stat(os.path.join(directory, name))
             stamps.append(f"jq/{name}:{stat.st_size}:{stat.st_mtime_ns}")
     except OSError:
         return None
