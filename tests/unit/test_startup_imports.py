@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -56,12 +57,22 @@ NOT_IN_DESCRIBE = (
     "difflib",  # click's, for a mistyped option
     "typing_extensions",  # msgspec is imported without it (cli.main.import_msgspec_alone)
     "workload_map.resolve.tree",  # Workload.tree(): a view never needs it
+    # no dataclass on the path (msgspec Structs, or jq.policy's slotted class): `dataclasses` imports `inspect`
+    "dataclasses",
+    "inspect",
+    "dis",
+    "tokenize",
+    "ast",  # the standard library's (the jq syntax tree is workload_map.jq.ast)
+    # paths as strings (os.path) for the config file, the catalog and a plain -f file
+    "pathlib",
+    "urllib",
+    "ipaddress",
 )
 
 # what the interpreter imports at start-up (site, .pth files: certifi's imports importlib.resources and tempfile in
 # some installs) is not the command's: only the modules the run added are judged
 _DESCRIBE = """
-import io, json, sys
+import io, json, os, sys
 baseline = set(sys.modules)
 from workload_map.cli.main import import_msgspec_alone
 import_msgspec_alone()  # as the console script does first
@@ -69,7 +80,7 @@ from workload_map.catalog import precompiled, registry
 from workload_map.jq import trees
 files = registry._builtin_files()
 key = precompiled.catalog_key(files, validator=precompiled.validator_stamp(), parser=trees.tree_stamp())
-warm = precompiled.blob_path(key).exists()
+warm = os.path.exists(precompiled._blob_file(key, os.environ))  # blob_path's Path would import pathlib
 from workload_map.cli.main import run
 out, sys.stdout = sys.stdout, io.StringIO()
 code = run(["describe", "-f", sys.argv[1], "-o", "json"])
@@ -84,9 +95,15 @@ def _loaded(name: str, modules: list[str]) -> list[str]:
     return [module for module in modules if module == name or module.startswith(name + ".")]
 
 
-def _python(code: str, *args: str, env: dict[str, str]) -> Any:
+def _python(code: str, *args: str, env: dict[str, str], bare: bool = False) -> Any:
+    # bare: without `site` (-S), the tree's source and the site-packages on the path instead: this interpreter's
+    # .pth files (an editable install's finder, certifi's) import pathlib and more before the command starts, which
+    # would hide those from the budget
+    flags = ["-S"] if bare else []
+    if bare:
+        env = {**env, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), *site.getsitepackages()])}
     done = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd=REPO, check=False
+        [sys.executable, *flags, "-c", code, *args], capture_output=True, text=True, env=env, cwd=REPO, check=False
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -103,7 +120,7 @@ def test_describing_a_file_imports_only_what_it_needs(env: dict[str, str]) -> No
     # every later command makes. Another process editing a definition or a validator module in this tree between
     # two runs changes the key, so a run that found no blob is made again.
     for _attempt in range(4):
-        found = _python(_DESCRIBE, str(EXAMPLE), env=env)
+        found = _python(_DESCRIBE, str(EXAMPLE), env=env, bare=True)
         assert found["code"] == 0
         if found["warm"]:
             break
