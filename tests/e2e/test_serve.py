@@ -354,55 +354,77 @@ def test_without_a_namespace_every_namespace_is_watched(
     assert server.stop() == 0
 
 
-VOLCANO_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "jobs.batch.volcano.sh"},
-    "spec": {
-        "group": "batch.volcano.sh",
-        "scope": "Namespaced",
-        "names": {"plural": "jobs", "singular": "job", "kind": "Job", "listKind": "JobList", "shortNames": ["vcjob"]},
-        "versions": [
-            {
-                "name": "v1alpha1",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-            }
-        ],
-    },
-}
+def _widget_crd(group: str) -> dict[str, Any]:
+    """A Widget CRD of its own group: every kind the catalog covers has its CRD in the suite's test CRDs already."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                }
+            ],
+        },
+    }
+
+
+WIDGET_DEFINITION = """\
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {{name: widget-serve}}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: widget
+      kind: {{group: {group}, version: v1, kind: Widget}}
+      specDefinition: {{podTemplateSpecPath: .spec.template}}
+      scaleDefinition: {{replicasPath: .spec.replicas}}
+      statusDefinition:
+        statusMappings:
+          running: [{{byConditions: [{{type: Ready, status: "True"}}]}}]
+"""
 
 
 def test_a_crd_installed_while_serving_is_watched(
-    api_server: ApiServer, namespace: str, serve: Callable[..., Server]
+    api_server: ApiServer, namespace: str, serve: Callable[..., Server], tmp_path: Path
 ) -> None:
+    group = f"serve{uuid.uuid4().hex[:8]}.wmap-e2e.example.com"
+    definition = tmp_path / "widget.yaml"
+    definition.write_text(WIDGET_DEFINITION.format(group=group))
     with api_server.client() as kube:
-        assert kube.get("/apis/batch.volcano.sh/v1alpha1").status_code == 404, "Volcano's CRD is already installed"
-    server = serve(namespace=namespace).started()
+        assert kube.get(f"/apis/{group}/v1").status_code == 404, "the Widget CRD is already installed"
+    server = serve("--definitions", str(definition), namespace=namespace).started()
     server.ready()
     try:
-        api_server.apply(VOLCANO_CRD)
-        api_server.wait_crd_established("jobs.batch.volcano.sh")
+        api_server.apply(_widget_crd(group))
+        api_server.wait_crd_established(f"widgets.{group}")
         container = {"name": "main", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
-        job = {
-            "apiVersion": "batch.volcano.sh/v1alpha1",
-            "kind": "Job",
-            "metadata": {"name": "vc"},
-            "spec": {"tasks": [{"name": "worker", "replicas": 3, "template": {"spec": {"containers": [container]}}}]},
+        widget = {
+            "apiVersion": f"{group}/v1",
+            "kind": "Widget",
+            "metadata": {"name": "wg"},
+            "spec": {"replicas": 3, "template": {"spec": {"containers": [container]}}},
         }
-        create(api_server, job, namespace=namespace)
+        create(api_server, widget, namespace=namespace)
         info = server.until(
-            "the Volcano Job",
-            lambda: values(server.samples(), "wmap_workload_info", namespace=namespace, kind="Job", name="vc"),
+            "the Widget",
+            lambda: values(server.samples(), "wmap_workload_info", namespace=namespace, kind="Widget", name="wg"),
         )
-        assert info[0].labels["api_version"] == "batch.volcano.sh/v1alpha1"
-        assert one(server.samples(), "wmap_workload_gpus_requested", namespace=namespace, kind="Job", name="vc") == 3
-        assert "watching Job too: its CRD was installed" in server.stderr
+        assert info[0].labels["api_version"] == f"{group}/v1"
+        assert one(server.samples(), "wmap_workload_gpus_requested", namespace=namespace, kind="Widget", name="wg") == 3
+        assert "watching Widget too: its CRD was installed" in server.stderr
     finally:
         with api_server.client() as kube:
-            kube.delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/jobs.batch.volcano.sh")
+            kube.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}")
     assert server.stop() == 0
 
 
