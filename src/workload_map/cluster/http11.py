@@ -105,7 +105,10 @@ class Http11:
     connection; `close()` closes them all."""
 
     def __init__(self, context: KubeContext, user_agent: str) -> None:
-        url = urlsplit(context.server)
+        try:
+            url = urlsplit(context.server)
+        except ValueError as exc:  # an unclosed [IPv6 address
+            raise InvalidServerURLError(str(exc)) from None
         if url.scheme not in ("http", "https"):
             raise UnsupportedSchemeError(f"the scheme {url.scheme!r} is not http or https")
         try:
