@@ -51,7 +51,9 @@ def safe_text(text: object, limit: int | None = FIELD_LIMIT) -> str:
     if limit is not None and len(value) > limit:
         tail = f"... ({len(value) - limit:,} more characters)"
         value = value[:limit]
-    if _UNSAFE.search(value):
+    # an ASCII text is unsafe exactly where it is not printable (C0 controls, DEL): answered without compiling the
+    # pattern (~0.5 ms of a start, issue 19)
+    if not (value.isascii() and value.isprintable()) and _UNSAFE.search(value):
         value = _UNSAFE.sub(_escape, value)
     return value + tail
 

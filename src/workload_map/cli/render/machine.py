@@ -17,6 +17,8 @@ _TERMINAL_UNSAFE: Final = LazyPattern("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066
 
 
 def _escape_unsafe(text: str) -> str:
+    if text.isascii() and "\x7f" not in text:
+        return text  # of ASCII only DEL is unsafe: no need to compile the pattern (~0.4 ms of a start, issue 19)
     if _TERMINAL_UNSAFE.search(text) is None:
         return text
     return _TERMINAL_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
