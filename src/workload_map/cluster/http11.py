@@ -30,6 +30,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from workload_map.cluster.credentials import credentials, tls_context
 from workload_map.cluster.errors import KubeconfigError
+from workload_map.errors import WorkloadMapError
 
 if TYPE_CHECKING:
     from workload_map.cluster.core import Call
@@ -41,19 +42,19 @@ _MAX_LINE = 1 << 16
 _MAX_HEADERS = 100
 
 
-class InvalidServerURLError(ValueError):
+class InvalidServerURLError(WorkloadMapError, ValueError):
     """The server URL cannot be connected to (no host, a bad port)."""
 
 
-class UnsupportedSchemeError(ValueError):
+class UnsupportedSchemeError(WorkloadMapError, ValueError):
     """The server URL is neither http:// nor https://."""
 
 
-class ProtocolError(OSError):
+class ProtocolError(WorkloadMapError, OSError):
     """The server's answer is not well-formed HTTP/1.1 (or not gzip when it says it is)."""
 
 
-class _ClosedBeforeAnswerError(ConnectionResetError):
+class _ClosedBeforeAnswerError(WorkloadMapError, ConnectionResetError):
     """A kept-alive connection the server closed: nothing was answered, the request may be sent again."""
 
 
