@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from workload_map.errors import WorkloadMapError
 from workload_map.jq import ast as A  # noqa: N812 - the node types, read as A.Index, A.Pipe, ...
@@ -783,7 +783,15 @@ _TYPE_NAMES: Final = (
 # --- programs --------------------------------------------------------------------------------------------------
 
 
-def _expression_lines(expr: str, constants: dict[str, Any]) -> list[str] | None:
+class _Body(NamedTuple):
+    """One expression's generated block, and whether every output it appends is a name the generator knows to
+    hold a null, a boolean, a string or a safe int (then `_finish` has nothing to check or normalise)."""
+
+    lines: list[str]
+    scalars: bool
+
+
+def _expression_lines(expr: str, constants: dict[str, Any]) -> _Body | None:
     """The body of one expression's block (outputs appended to `o`), or None when it is not generated."""
     info = engine.compile_expression(expr)
     if info.fast is None and info.compiled is None:
@@ -793,30 +801,34 @@ def _expression_lines(expr: str, constants: dict[str, Any]) -> list[str] | None:
         generator = _Generator(dict(constants))
         generator.put(0, "s = 0")
         generator.put(0, "o = []")
+        unknown: list[str] = []
 
         def output(value: str, indent: int) -> None:
+            if value not in generator.known:
+                unknown.append(value)
             generator.put(indent, f"o.append({value})")
             generator.put(indent, f"if len(o) >= {MAX_RESULTS}: raise B")
 
         generator.node(tree, "v", 0, {}, output)
-        lines = generator.lines
+        body = _Body(generator.lines, not unknown)
         # check it compiles alone (a deep program may pass Python's limit of nested blocks)
-        compile(_function_source([lines]), "<jq>", "exec")
+        compile(_function_source([body]), "<jq>", "exec")
     except (_Decline, RecursionError, SyntaxError, MemoryError, JqError):
         return None
     constants.update(generator.constants)
-    return lines
+    return body
 
 
-def _function_source(bodies: Sequence[list[str] | None]) -> str:
+def _function_source(bodies: Sequence[_Body | None]) -> str:
     out = ["def run(v):", "    r = []"]
     for body in bodies:
         if body is None:
             out.append("    r.append(BAIL)")
             continue
         out.append("    try:")
-        out.extend("        " + line for line in body)
-        out.append("        r.append(FIN(o))")
+        out.extend("        " + line for line in body.lines)
+        # outputs known to be plain scalars are what `_finish` would give back unchanged
+        out.append("        r.append(o)" if body.scalars else "        r.append(FIN(o))")
         out.append("    except Exception:")  # _Bail, or anything unforeseen: the current path decides
         out.append("        r.append(BAIL)")
     out.append("    return r")

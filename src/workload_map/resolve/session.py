@@ -31,14 +31,16 @@ class Session:
         policy: EvaluationPolicy,
         related: Sequence[Mapping[str, Any]] = (),
         shared: bool = False,
+        identity_plain: bool | None = None,
     ) -> None:
-        """`shared`: `obj` is the caller's plain-JSON object, read in place (see `Snapshot`)."""
+        """`shared`: `obj` is the caller's plain-JSON object, read in place (see `Snapshot`); `identity_plain`:
+        `_json.plain_identity(obj)` when the caller already worked it out."""
         self.structure = structure
         self.policy = policy
         self.related = tuple(related)
         self.original: dict[str, Any] | None = None  # the document before the first write
         self.writes = 0
-        self._snapshot = Snapshot(obj, structure.plan_groups, policy, shared=shared)
+        self._snapshot = Snapshot(obj, structure.plan_groups, policy, shared=shared, identity_plain=identity_plain)
         self._resolution: Resolution | None = None
 
     @property

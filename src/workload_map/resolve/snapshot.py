@@ -24,18 +24,26 @@ from workload_map.resolve.errors import ExtractionError
 class Snapshot:
     """The object at one moment and everything evaluated on it (never mutated once built)."""
 
-    __slots__ = ("_copy", "_document", "_group_of", "_lock", "_results", "_source", "policy")
+    __slots__ = ("_copy", "_document", "_group_of", "_identity_plain", "_lock", "_results", "_source", "policy")
 
     def __init__(
-        self, obj: dict[str, Any], plan: Sequence[Sequence[str]], policy: EvaluationPolicy, *, shared: bool = False
+        self,
+        obj: dict[str, Any],
+        plan: Sequence[Sequence[str]],
+        policy: EvaluationPolicy,
+        *,
+        shared: bool = False,
+        identity_plain: bool | None = None,
     ) -> None:
         """`plan`: groups of expressions evaluated together (the first read of one evaluates its whole group).
 
         `shared`: `obj` is the caller's own object, plain JSON (`_json.shareable`), read in place and never changed:
         the jq Document converts from it what each group reads (it copies, as it does for any object), and `.obj`,
         the document as a plain copy, is made only when something asks for it (a write, `to_object`). Otherwise
-        `obj` is already this snapshot's own document."""
+        `obj` is already this snapshot's own document. `identity_plain`: `plain_identity(obj)`, when the caller
+        has worked it out already (the workload does, for its GVK), so it is not checked twice."""
         self._source = obj
+        self._identity_plain = identity_plain
         self._copy: dict[str, Any] | None = None if shared else obj
         self.policy = policy  # where the definition's expressions run, on this object and its pods
         self._group_of: dict[str, Sequence[str]] = {}
@@ -62,8 +70,12 @@ class Snapshot:
         """What to read the object's identity (apiVersion, kind, metadata names) from: the object in place when
         those fields are plain, else the copy (a YAML timestamp as creationTimestamp: the copy makes it a string)."""
         source = self._source
-        if self._copy is None and not plain_identity(source):
-            return self.obj
+        if self._copy is None:
+            plain = self._identity_plain
+            if plain is None:
+                plain = plain_identity(source)
+            if not plain:
+                return self.obj
         return source
 
     def prefetch(self, expressions: Sequence[str]) -> None:

@@ -94,12 +94,15 @@ class Workload:
         except NotJSONError as exc:
             raise InvalidObjectError(f"the workload object cannot be read as JSON: {exc}") from None
         self.definition = definition
-        self.object_gvk = _object_gvk(document if not shared or plain_identity(document) else json_copy(document))
+        identity_plain = plain_identity(document) if shared else None  # checked once: the resolution's identity too
+        self.object_gvk = _object_gvk(document if not shared or identity_plain else json_copy(document))
         if check_gvk:
             _check_gvk(definition, self.object_gvk)
         self.policy = INPROCESS if policy is None else policy
         structure = structure_of(definition)
-        self._session = Session(document, structure, policy=self.policy, related=related, shared=shared)
+        self._session = Session(
+            document, structure, policy=self.policy, related=related, shared=shared, identity_plain=identity_plain
+        )
         self._components: dict[str, Component] = {}
         for name, slot in structure.slots.items():
             self._components[name] = Component(slot, self._session, self._components)

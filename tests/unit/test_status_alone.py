@@ -1,0 +1,130 @@
+"""The status read alone is the complete resolution's status (issue 19, "status, second round").
+
+`wmap get` reads only the status of each object (`Workload(..., from_json=True).root.status`): the status group is
+evaluated alone and the structure never is. These tests hold that read equal to the status a complete resolution
+gives, for every catalog definition over every fixture, corpus object and recording, with and without
+`from_json`, and on objects whose identity fields fail the plain-JSON check (a `datetime` creation time, as PyYAML
+reads an unquoted timestamp) or whose body does (a tuple: copied before it is read). They also hold the generated
+code's claim that an expression whose outputs are all names known to be scalars needs no `_finish`.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+from typing import Any
+
+import pytest
+
+from tests.unit.test_codegen import DEFINITIONS, OBJECTS, _strict
+from workload_map.jq import codegen
+from workload_map.model import Karta
+from workload_map.resolve import ResolveError, Workload
+from workload_map.resolve.structure import structure_of
+
+
+def _variants(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any], bool]]:
+    """The object as a decoder gives it (with and without `from_json`), with a datetime creation time (identity
+    not plain: read from the copy), and with a tuple in its body (not plain JSON: copied up front)."""
+    dated = copy.deepcopy(obj)
+    metadata = dated.get("metadata")
+    if isinstance(metadata, dict):
+        metadata["creationTimestamp"] = datetime.datetime(2026, 12, 1, 20, 0, tzinfo=datetime.timezone.utc)
+    tupled = copy.deepcopy(obj)
+    status = tupled.get("status")
+    if isinstance(status, dict) and isinstance(status.get("conditions"), list):
+        status["conditions"] = tuple(status["conditions"])
+    else:
+        tupled["x-status-alone"] = (1, 2)
+    return [
+        ("decoded, from_json", copy.deepcopy(obj), True),
+        ("decoded, checked", copy.deepcopy(obj), False),
+        ("datetime identity", dated, False),
+        ("tuple in the body", tupled, False),
+    ]
+
+
+def _status_alone(karta: Karta, obj: dict[str, Any], from_json: bool) -> Any:
+    workload = Workload(karta, obj, validate=False, check_gvk=False, from_json=from_json)
+    try:
+        strict: Any = workload.root.status
+    except ResolveError as error:
+        strict = ("error", type(error).__name__, str(error))
+    resolution = workload.resolve()
+    lenient = {name: component.status for name, component in resolution.components.items()}
+    return _strict(
+        json.loads(json.dumps({"strict": strict, "lenient": lenient, "object": resolution.object}, default=repr))
+    )
+
+
+def _status_after_everything(karta: Karta, obj: dict[str, Any], from_json: bool) -> Any:
+    workload = Workload(karta, obj, validate=False, check_gvk=False, from_json=from_json)
+    resolution = workload.resolve()
+    resolution.to_dict()  # every part computed: components, instances, templates, requests, errors
+    for component in resolution.components.values():
+        for instance in component.instances.values():
+            _ = instance.pod_template, instance.desired_replicas
+    lenient = {name: component.status for name, component in resolution.components.items()}
+    try:
+        strict: Any = workload.root.status
+    except ResolveError as error:
+        strict = ("error", type(error).__name__, str(error))
+    return _strict(
+        json.loads(json.dumps({"strict": strict, "lenient": lenient, "object": resolution.object}, default=repr))
+    )
+
+
+@pytest.mark.parametrize("karta", DEFINITIONS, ids=[karta.name for karta in DEFINITIONS])
+def test_the_status_alone_is_the_complete_resolutions_status(karta: Karta) -> None:
+    for name, obj in OBJECTS:
+        for variant, item, from_json in _variants(obj):
+            alone = _status_alone(karta, copy.deepcopy(item) if not from_json else item, from_json)
+            after = _status_after_everything(karta, copy.deepcopy(item), from_json)
+            assert alone == after, (name, variant)
+
+
+def test_the_variants_take_the_paths_they_are_named_for() -> None:
+    """The datetime variant's identity is read from the copy (a string), the tuple variant is copied: not the
+    decoded object's path."""
+    karta = next(karta for karta in DEFINITIONS if karta.name.startswith("jobset"))
+    obj = next(obj for name, obj in OBJECTS if name.startswith("jobset"))
+    variants = {variant: (item, from_json) for variant, item, from_json in _variants(obj)}
+    dated, _ = variants["datetime identity"]
+    ref = Workload(karta, dated, validate=False, check_gvk=False).resolve().object
+    assert ref.creation_timestamp == "2026-12-01T20:00:00Z"
+    tupled, _ = variants["tuple in the body"]
+    status = Workload(karta, tupled, validate=False, check_gvk=False).root.status
+    assert status is not None
+    assert status.conditions == Workload(karta, copy.deepcopy(obj), validate=False, check_gvk=False).status.conditions
+
+
+def _scalar_outputs(outputs: list[Any]) -> bool:
+    for value in outputs:
+        kind = type(value)
+        if not (value is None or kind is bool or kind is str or (kind is int and -(2**53) < value < 2**53)):
+            return False
+    return True
+
+
+def test_bodies_said_to_give_scalars_give_only_scalars() -> None:
+    """An expression generated without `_finish` gives, on every object, only the scalars `_finish` would hand
+    back unchanged; and some catalog expressions are generated that way, some not (the flag is not constant)."""
+    said_scalar = said_not = 0
+    for karta in DEFINITIONS:
+        for group in structure_of(karta).plan_groups:
+            for expr in group:
+                body = codegen._expression_lines(expr, {})
+                if body is None:
+                    continue
+                if not body.scalars:
+                    said_not += 1
+                    continue
+                said_scalar += 1
+                assert "FIN(o)" not in codegen.generated_source([expr])
+                run = codegen.batch_program((expr,)).run
+                for _, obj in OBJECTS:
+                    (found,) = run(obj)
+                    assert found is codegen.BAIL or _scalar_outputs(found), (karta.name, expr)
+    assert said_scalar >= 100
+    assert said_not >= 100
