@@ -16,11 +16,13 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.unit.test_codegen import DEFINITIONS, OBJECTS, _strict
-from workload_map.jq import codegen
+from workload_map.jq import codegen, convert
 from workload_map.model import Karta
-from workload_map.resolve import ResolveError, Workload
+from workload_map.resolve import ResolveError, Workload, snapshot
 from workload_map.resolve.structure import structure_of
 
 
@@ -128,3 +130,39 @@ def test_bodies_said_to_give_scalars_give_only_scalars() -> None:
                     assert found is codegen.BAIL or _scalar_outputs(found), (karta.name, expr)
     assert said_scalar >= 100
     assert said_not >= 100
+
+
+@given(
+    st.lists(
+        st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=3)),
+        max_size=6,
+    )
+)
+def test_finish_gives_what_normalising_gives(items: list[Any]) -> None:
+    """`_finish`'s copy of a list of numbers (no encode and decode) is the normalised list; anything it does not
+    take still goes through `convert.normalize` or bails."""
+    try:
+        expected: Any = _strict([convert.normalize(items)])
+    except Exception as error:  # a value normalising refuses: `_finish` must not answer it either
+        expected = ("raised", type(error).__name__)
+    try:
+        got: Any = _strict(codegen._finish([items]))
+    except Exception as error:
+        got = ("raised", type(error).__name__)
+    if got[0] == "raised" and got[1] == "_Bail":
+        return  # the current path answers it
+    assert got == expected
+
+
+def test_a_plans_group_index_is_kept_per_plan_and_equal_to_a_fresh_one() -> None:
+    for karta in DEFINITIONS:
+        plan = structure_of(karta).plan_groups
+        fresh: dict[str, Any] = {}
+        for group in plan:
+            for expr in group:
+                fresh.setdefault(expr, group)
+        assert snapshot._group_of(plan) == fresh
+        assert snapshot._group_of(plan) is snapshot._group_of(plan)
+    listed = [["a", "b"], ["b", "c"]]  # a plan that could change is indexed anew each time
+    assert snapshot._group_of(listed) == {"a": listed[0], "b": listed[0], "c": listed[1]}
+    assert snapshot._group_of(listed) is not snapshot._group_of(listed)

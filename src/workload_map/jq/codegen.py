@@ -140,11 +140,26 @@ def _finish(outputs: list[Any]) -> list[Any]:
             if -_SAFE < value < _SAFE:
                 continue
             raise _Bail
+        if kind is list and _numbers_only(value):
+            outputs[position] = list(value)  # what normalising gives, without the encode and decode
+            continue
         if kind is list or kind is dict:
             outputs[position] = convert.normalize(value)
             continue
         raise _Bail
     return outputs
+
+
+def _numbers_only(items: list[Any]) -> bool:
+    """Whether every item is a safe int, a boolean or null (`[.spec.replicatedJobs[].replicas]`): normalised, such
+    a list is an equal list of the same items. Strings are left to `convert.normalize`, which decides what a string
+    JSON cannot carry (a lone surrogate) does."""
+    for item in items:
+        if item is None or item is True or item is False:
+            continue
+        if type(item) is not int or not -_SAFE < item < _SAFE:
+            return False
+    return True
 
 
 def _ascii_case(value: Any, upper: bool) -> str:

@@ -20,6 +20,28 @@ from workload_map.jq.codegen import evaluate_batch
 from workload_map.resolve._json import json_copy, plain_identity
 from workload_map.resolve.errors import ExtractionError
 
+# id(plan) -> (plan, each expression's group): a plan is a definition's `Structure.plan_groups` (a tuple of tuples,
+# immutable), so its index is worked out once per definition, not once per snapshot; holding the plan keeps its id
+# from being reused while the entry lives
+_GROUPS: dict[int, tuple[Sequence[Sequence[str]], dict[str, Sequence[str]]]] = {}
+_GROUPS_MAX = 1024
+
+
+def _group_of(plan: Sequence[Sequence[str]]) -> dict[str, Sequence[str]]:
+    """Each expression of `plan` with the group it is evaluated in (the first group that names it). Read only."""
+    held = _GROUPS.get(id(plan))
+    if held is not None and held[0] is plan:
+        return held[1]
+    found: dict[str, Sequence[str]] = {}
+    for group in plan:
+        for expr in group:
+            found.setdefault(expr, group)
+    if type(plan) is tuple and all(type(group) is tuple for group in plan):  # only what cannot change is kept
+        if len(_GROUPS) >= _GROUPS_MAX:
+            _GROUPS.clear()
+        _GROUPS[id(plan)] = (plan, found)
+    return found
+
 
 class Snapshot:
     """The object at one moment and everything evaluated on it (never mutated once built)."""
@@ -46,10 +68,7 @@ class Snapshot:
         self._identity_plain = identity_plain
         self._copy: dict[str, Any] | None = None if shared else obj
         self.policy = policy  # where the definition's expressions run, on this object and its pods
-        self._group_of: dict[str, Sequence[str]] = {}
-        for group in plan:
-            for expr in group:
-                self._group_of.setdefault(expr, group)
+        self._group_of = _group_of(plan)
         self._document = Document(obj, policy=policy)
         self._results: dict[str, list[Any] | JqError] = {}
         # evaluation fills the cache once; a lock keeps two threads reading one resolution from converting twice

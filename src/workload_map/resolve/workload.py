@@ -326,16 +326,17 @@ def _validation_errors(definition: Karta) -> list[Finding]:
     global _VALIDATIONS
     if is_validated(definition):  # the catalog's, validated when its precompiled blob was built
         return []
-    # imported here: resolving catalog workloads never loads the validation layer (issue 19: start-up)
-    from workload_map.validation import errors
-    from workload_map.validation import validate as validate_definition
-
     key = id(definition)
     with _VALIDATED_LOCK:
         held = _VALIDATED.get(key)
         if held is not None and held[0] is definition:
             _VALIDATED.move_to_end(key)
             return held[1]
+    # imported here, on a miss only: resolving catalog workloads never loads the validation layer (issue 19:
+    # start-up), and a cached definition does not pay the import statements on every workload
+    from workload_map.validation import errors
+    from workload_map.validation import validate as validate_definition
+
     found = errors(validate_definition(definition))
     with _VALIDATED_LOCK:
         _VALIDATIONS += 1
