@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import datetime
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 from tests.unit.test_codegen import DEFINITIONS, OBJECTS, _strict
 from workload_map.jq import codegen, convert
 from workload_map.model import Karta
-from workload_map.resolve import ResolveError, Workload, snapshot
+from workload_map.resolve import ResolveError, Workload, _json, snapshot
 from workload_map.resolve.structure import structure_of
 
 
@@ -166,3 +167,33 @@ def test_a_plans_group_index_is_kept_per_plan_and_equal_to_a_fresh_one() -> None
     listed = [["a", "b"], ["b", "c"]]  # a plan that could change is indexed anew each time
     assert snapshot._group_of(listed) == {"a": listed[0], "b": listed[0], "c": listed[1]}
     assert snapshot._group_of(listed) is not snapshot._group_of(listed)
+
+
+def _plain_identity_as_it_was(obj: dict[str, Any]) -> bool:
+    plain = (str, int, float, bool, type(None), dict, list)
+    if type(obj.get("apiVersion")) not in plain or type(obj.get("kind")) not in plain:
+        return False
+    metadata = obj.get("metadata")
+    if type(metadata) is not dict:
+        return not isinstance(metadata, Mapping)
+    return all(type(metadata.get(key)) in plain for key in _json._IDENTITY_FIELDS)
+
+
+_ODD = st.one_of(
+    st.none(),
+    st.text(max_size=2),
+    st.integers(),
+    st.just(datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)),
+    st.just((1,)),
+    st.just({"a": 1}),
+    st.just(b"x"),
+)
+
+
+@given(
+    st.dictionaries(st.sampled_from(["apiVersion", "kind", "other"]), _ODD),
+    st.one_of(st.dictionaries(st.sampled_from([*_json._IDENTITY_FIELDS, "labels"]), _ODD), _ODD),
+)
+def test_plain_identity_written_out_is_the_generic_check(top: dict[str, Any], metadata: Any) -> None:
+    obj = {**top, "metadata": metadata}
+    assert _json.plain_identity(obj) is _plain_identity_as_it_was(obj)

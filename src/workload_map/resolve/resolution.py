@@ -69,9 +69,9 @@ class _Frozen:
         raise AttributeError(f"{type(self).__name__} is frozen: {name!r} cannot be deleted")
 
 
-def _init(obj: object, **values: Any) -> None:
-    for name, value in values.items():
-        object.__setattr__(obj, name, value)
+# sets a slot past `_Frozen.__setattr__`; called once per attribute, without `**kwargs` (a dict per object and a
+# loop: a third of making a resolution, which `wmap get` does once per row)
+_set = object.__setattr__
 
 
 class _Failed:
@@ -93,7 +93,8 @@ class ResolvedInstance(_Frozen):
     _component: ResolvedComponent
 
     def __init__(self, component: ResolvedComponent, instance_id: str) -> None:
-        _init(self, _component=component, instance_id=instance_id)
+        _set(self, "_component", component)
+        _set(self, "instance_id", instance_id)
 
     def __repr__(self) -> str:
         return f"<ResolvedInstance {self._component.name!r}/{self.instance_id!r}>"
@@ -203,23 +204,20 @@ class ResolvedComponent(_Frozen):
 
     def __init__(self, slot: ComponentSlot, structure: Structure, snapshot: Snapshot) -> None:
         definition = slot.definition
-        _init(
-            self,
-            name=definition.name,
-            kind=definition.kind,
-            parent=definition.owner_ref or None,
-            children=structure.children_of(definition.name),
-            has_pod_definition=definition.has_pod_definition,
-            multi_instance=bool(definition.instance_id_path),
-            definition=definition,
-            yaml_path=slot.yaml_path,
-            _snapshot=snapshot,
-            _aliases=structure.resource_aliases,
-            _parts={},
-            _templates={},
-            _instances=[],
-            _lock=threading.RLock(),
-        )
+        _set(self, "name", definition.name)
+        _set(self, "kind", definition.kind)
+        _set(self, "parent", definition.owner_ref or None)
+        _set(self, "children", structure.children_of(definition.name))
+        _set(self, "has_pod_definition", definition.has_pod_definition)
+        _set(self, "multi_instance", bool(definition.instance_id_path))
+        _set(self, "definition", definition)
+        _set(self, "yaml_path", slot.yaml_path)
+        _set(self, "_snapshot", snapshot)
+        _set(self, "_aliases", structure.resource_aliases)
+        _set(self, "_parts", {})
+        _set(self, "_templates", {})
+        _set(self, "_instances", [])
+        _set(self, "_lock", threading.RLock())
 
     def __repr__(self) -> str:
         return f"<ResolvedComponent {self.name!r}>"
@@ -472,16 +470,13 @@ class Resolution(_Frozen):
 
     def __init__(self, structure: Structure, snapshot: Snapshot, *, related: Sequence[Mapping[str, Any]] = ()) -> None:
         components = {name: ResolvedComponent(slot, structure, snapshot) for name, slot in structure.slots.items()}
-        _init(
-            self,
-            karta=structure.karta,
-            object=object_ref(snapshot.identity_source()),
-            policy=snapshot.policy,
-            components=components,
-            related=tuple(related),
-            _structure=structure,
-            _snapshot=snapshot,
-        )
+        _set(self, "karta", structure.karta)
+        _set(self, "object", object_ref(snapshot.identity_source()))
+        _set(self, "policy", snapshot.policy)
+        _set(self, "components", components)
+        _set(self, "related", tuple(related))
+        _set(self, "_structure", structure)
+        _set(self, "_snapshot", snapshot)
 
     def __repr__(self) -> str:
         ref = self.object

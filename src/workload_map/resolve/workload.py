@@ -81,7 +81,7 @@ class Workload:
 
             if too_deep := component_depth_findings(definition):  # a hard limit: views and plans are trees
                 raise InvalidDefinitionError(definition.name, too_deep)
-        if not isinstance(obj, Mapping):
+        if type(obj) is not dict and not isinstance(obj, Mapping):
             raise InvalidObjectError(
                 f"the workload object must be a mapping (a Kubernetes object), not {type(obj).__name__}"
             )
@@ -263,6 +263,8 @@ def resolve(
 
 
 def _related(related: Any) -> tuple[Mapping[str, Any], ...]:
+    if type(related) is tuple and not related:  # the default: nothing to check (two ABC checks per workload)
+        return ()
     if isinstance(related, Mapping | str | bytes) or not isinstance(related, Iterable):
         raise ArgumentTypeError("related", "a sequence of objects (mappings)", related)
     found = tuple(related)
