@@ -1,7 +1,8 @@
-"""Fixtures the CLI unit tests share."""
+"""Fixtures the unit tests share."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,3 +20,17 @@ def wmap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Wmap:
         return invoke(args, home=tmp_path, stdin=stdin, env=env)
 
     return call
+
+
+@pytest.fixture(scope="module")
+def generated_from_the_first_object() -> Iterator[None]:
+    """The generated jq programs run from a batch's first evaluation on (`codegen.GENERATE_AFTER` 0), so every
+    object a test gives is read by the generated code, not only the second one of each definition."""
+    from workload_map.jq import codegen
+
+    before = codegen.GENERATE_AFTER
+    codegen.GENERATE_AFTER = 0
+    try:
+        yield
+    finally:
+        codegen.GENERATE_AFTER = before

@@ -35,6 +35,8 @@ from workload_map.model import Karta
 from workload_map.resolve import Workload, _json, snapshot
 from workload_map.resolve.structure import structure_of
 
+pytestmark = pytest.mark.usefixtures("generated_from_the_first_object")
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "catalog"
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
@@ -414,3 +416,47 @@ def test_a_program_for_an_expression_the_engine_leaves_to_libjq_is_not_generated
     expr = '.a | test("x")'  # regular expressions: libjq only
     assert codegen.uncovered((expr, ".a")) == [expr]
     assert codegen.batch_program((expr, ".a")).run({"a": "x"}) == [codegen.BAIL, ["x"]]
+
+
+def test_a_block_python_refuses_is_left_out_and_the_rest_of_its_batch_still_generated() -> None:
+    # 30 iterations nest 30 `for` blocks, past Python's limit of 20 statically nested blocks: the batch compiled
+    # as a whole fails, so its blocks are compiled one by one and only that one is left to the current path
+    deep = "[" + " | ".join([".[]"] * 30) + "]"
+    with pytest.raises(SyntaxError):
+        compile(codegen._function_source([codegen._expression_lines(deep, {})]), "<jq>", "exec")
+    program = codegen.batch_program((deep, ".a"))
+    assert program.covered == (False, True)
+    nested: Any = 1
+    for _ in range(30):
+        nested = [nested]
+    assert program.run({"a": 2}) == [codegen.BAIL, [2]]
+    assert codegen.evaluate_batch(Document(nested), (deep,)) == Document(nested).evaluate_many([deep]) == [[[1]]]
+
+
+def test_a_batch_is_generated_only_from_its_second_evaluation_in_a_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[tuple[str, ...]] = []
+    real = codegen.batch_program
+
+    def recording(exprs: tuple[str, ...]) -> codegen.BatchProgram:
+        built.append(exprs)
+        return real(exprs)
+
+    monkeypatch.setattr(codegen, "batch_program", recording)
+    monkeypatch.setattr(codegen, "GENERATE_AFTER", 1)
+    monkeypatch.setattr(codegen, "_seen", {})
+    batch = (".spec.replicas", '.status.conditions[]? | select(.type == "Ready") | .status')
+    objects = [
+        {"spec": {"replicas": n}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}} for n in (1, 2, 3)
+    ]
+    results = [codegen.evaluate_batch(Document(obj), batch) for obj in objects]
+    assert built == [batch, batch]  # not for the first object: it took the current path
+    assert results == [Document(obj).evaluate_many(batch) for obj in objects] == [[[n], ["True"]] for n in (1, 2, 3)]
+
+
+def test_the_count_of_batches_seen_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(codegen, "GENERATE_AFTER", 1)
+    monkeypatch.setattr(codegen, "_seen", {})
+    for index in range(codegen._MAX_SEEN + 10):
+        assert not codegen._worth_generating((f".a{index}",))
+    assert len(codegen._seen) <= codegen._MAX_SEEN
+    assert codegen._worth_generating((f".a{codegen._MAX_SEEN + 9}",))

@@ -26,6 +26,8 @@ from workload_map.model import Karta
 from workload_map.resolve import ResolveError, Workload, _json, snapshot
 from workload_map.resolve.structure import structure_of
 
+pytestmark = pytest.mark.usefixtures("generated_from_the_first_object")
+
 
 def _variants(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any], bool]]:
     """The object as a decoder gives it (with and without `from_json`), with a datetime creation time (identity

@@ -826,12 +826,19 @@ def _expression_lines(expr: str, constants: dict[str, Any]) -> _Body | None:
 
         generator.node(tree, "v", 0, {}, output)
         body = _Body(generator.lines, not unknown)
-        # check it compiles alone (a deep program may pass Python's limit of nested blocks)
-        compile(_function_source([body]), "<jq>", "exec")
-    except (_Decline, RecursionError, SyntaxError, MemoryError, JqError):
+    except (_Decline, RecursionError, MemoryError, JqError):
         return None
     constants.update(generator.constants)
     return body
+
+
+def _compiles(body: _Body) -> bool:
+    """Whether one expression's block compiles alone (a deep one may pass Python's limit of nested blocks)."""
+    try:
+        compile(_function_source([body]), "<jq>", "exec")
+    except (RecursionError, SyntaxError, MemoryError):
+        return False
+    return True
 
 
 def _function_source(bodies: Sequence[_Body | None]) -> str:
@@ -859,12 +866,43 @@ class BatchProgram:
     def __init__(self, exprs: tuple[str, ...]) -> None:
         constants: dict[str, Any] = {}
         bodies = [_expression_lines(expr, constants) for expr in exprs]
+        # Compiled once as a whole (compiling is most of what a program costs); only when that fails are the
+        # blocks compiled one by one, to leave out the ones Python refuses.
+        source = _function_source(bodies)
+        try:
+            code = compile(source, "<jq batch>", "exec")
+        except (RecursionError, SyntaxError, MemoryError):
+            bodies = [body if body is not None and _compiles(body) else None for body in bodies]
+            source = _function_source(bodies)
+            code = compile(source, "<jq batch>", "exec")
         self.exprs = exprs
         self.covered = tuple(body is not None for body in bodies)
-        self.source = _function_source(bodies)
+        self.source = source
         namespace: dict[str, Any] = {**_GLOBALS, **constants}
-        exec(compile(self.source, "<jq batch>", "exec"), namespace)  # the source is built from our tree only
+        exec(code, namespace)  # the source is built from our tree only
         self.run: Callable[[Any], list[Any]] = namespace["run"]
+
+
+GENERATE_AFTER = 1
+"""How many times a process evaluates a batch the current way before it generates the batch's program. Building
+and compiling a program costs about a hundred evaluations of it (4-8 ms for a definition's group), so a command
+that reads one object of a definition (`describe -f FILE`, `describe TYPE/NAME`) is faster without it, and one that
+reads many (`get`, the informer's views) generates it at the second object. Tests set it to 0."""
+
+_MAX_SEEN: Final = 4096
+_seen: dict[tuple[str, ...], int] = {}
+
+
+def _worth_generating(batch: tuple[str, ...]) -> bool:
+    """Whether this process evaluated `batch` the current way `GENERATE_AFTER` times already (if not, this call
+    is counted as one more)."""
+    count = _seen.get(batch, 0)
+    if count >= GENERATE_AFTER:
+        return True
+    if len(_seen) >= _MAX_SEEN:  # bounded: many user definitions may pass through a long-lived process
+        _seen.clear()
+    _seen[batch] = count + 1
+    return False
 
 
 @functools.lru_cache(maxsize=256)
@@ -895,6 +933,8 @@ def evaluate_batch(document: Document, exprs: Sequence[str]) -> list[list[Any] |
     if policy.mode != "inprocess" or (
         policy.stops is not None and any(policy.refusal(expr) is not None for expr in batch)
     ):
+        return document.evaluate_many(batch)
+    if not _worth_generating(batch):
         return document.evaluate_many(batch)
     found: list[Any] = batch_program(batch).run(document.obj)
     rest = [index for index, result in enumerate(found) if result is BAIL]
