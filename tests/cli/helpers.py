@@ -60,7 +60,8 @@ def clean_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, s
 
 
 @contextmanager
-def _environment(env: Mapping[str, str]) -> Iterator[None]:
+def environment(env: Mapping[str, str]) -> Iterator[None]:
+    """`os.environ` replaced by `env` for the block (the CLI reads it in this process), then restored."""
     saved = dict(os.environ)
     os.environ.clear()
     os.environ.update(env)
@@ -82,7 +83,7 @@ def invoke(
     sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8")
     sys.stdout, sys.stderr = out, err
     try:
-        with _environment(clean_env(home, env)):
+        with environment(clean_env(home, env)):
             code = run(list(args), prog_name=prog)
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved

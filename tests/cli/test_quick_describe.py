@@ -8,13 +8,12 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import EXAMPLES, REPO, Result, clean_env, write
+from tests.cli.helpers import EXAMPLES, REPO, Result, clean_env, environment, write
 from workload_map.cli import quick
 from workload_map.cli.commands import describe as describe_command
 from workload_map.cli.commands.describe_files import DescribeArgs
@@ -22,18 +21,6 @@ from workload_map.cli.option_values import ConnectionOptions
 
 CONFORMANCE = REPO.parent / "shared" / "conformance" / "manifests"
 MANIFESTS = sorted(EXAMPLES.glob("*.yaml")) + sorted(CONFORMANCE.glob("*.yaml"))
-
-
-@contextmanager
-def _environment(env: Mapping[str, str]) -> Iterator[None]:
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def _run(args: Sequence[str], home: Path, *, quick_path: bool, stdin: str, env: Mapping[str, str]) -> Result:
@@ -44,7 +31,7 @@ def _run(args: Sequence[str], home: Path, *, quick_path: bool, stdin: str, env: 
     sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8")
     sys.stdout, sys.stderr = out, err
     try:
-        with _environment(clean_env(home, env)):
+        with environment(clean_env(home, env)):
             code = run(list(args), prog_name="wmap", quick_path=quick_path)
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved
@@ -53,7 +40,7 @@ def _run(args: Sequence[str], home: Path, *, quick_path: bool, stdin: str, env: 
 
 def _both(args: Sequence[str], home: Path, *, stdin: str = "", env: Mapping[str, str] | None = None) -> Result:
     """Run `args` on both paths; assert they agree and that the quick path was the one taken."""
-    with _environment(clean_env(home, env)):
+    with environment(clean_env(home, env)):
         assert quick.describe_args(args) is not None, f"{args} did not take the quick path"
     fast = _run(args, home, quick_path=True, stdin=stdin, env=env or {})
     slow = _run(args, home, quick_path=False, stdin=stdin, env=env or {})
@@ -182,20 +169,20 @@ def test_the_environment_is_read_the_same_way(env: dict[str, str], tmp_path: Pat
     ids=lambda argv: " ".join(argv) or "(empty)",
 )
 def test_other_command_lines_go_to_click(argv: list[str], tmp_path: Path) -> None:
-    with _environment(clean_env(tmp_path)):
+    with environment(clean_env(tmp_path)):
         assert quick.describe_args(argv) is None
 
 
 def test_a_config_file_or_a_completion_call_goes_to_click(tmp_path: Path) -> None:
     argv = ["describe", "-f", "x.yaml"]
-    with _environment(clean_env(tmp_path)):
+    with environment(clean_env(tmp_path)):
         assert quick.describe_args(argv) is not None
     config = write(tmp_path / ".config" / "wmap" / "config.yaml", "output: yaml\n")
-    with _environment(clean_env(tmp_path)):
+    with environment(clean_env(tmp_path)):
         assert quick.describe_args(argv) is None
     os.remove(config)
     for env in ({"WMAP_CONFIG": str(tmp_path / "other.yaml")}, {"_WMAP_COMPLETE": "bash_complete"}):
-        with _environment(clean_env(tmp_path, env)):
+        with environment(clean_env(tmp_path, env)):
             assert quick.describe_args(argv) is None
 
 
@@ -203,7 +190,7 @@ def test_an_unreadable_file_goes_to_click(tmp_path: Path, monkeypatch: pytest.Mo
     # click.Path() refuses a file that exists but cannot be read; root may read anything, so os.access answers here
     path = write(tmp_path / "x.yaml", "kind: Pod\n")
     monkeypatch.setattr(os, "access", lambda name, mode: name != path)
-    with _environment(clean_env(tmp_path)):
+    with environment(clean_env(tmp_path)):
         assert quick.describe_args(["describe", "-f", path]) is None
         assert quick.describe_args(["describe", "-f", str(tmp_path / "missing.yaml")]) is not None
 
@@ -228,7 +215,7 @@ def test_the_quick_path_passes_what_click_passes(
 
     given: list[DescribeArgs] = []
     monkeypatch.setattr(describe_command, "describe_run", given.append)
-    with _environment(clean_env(tmp_path)):
+    with environment(clean_env(tmp_path)):
         expected = quick.describe_args(argv)
         cli.main(args=argv, prog_name="wmap", standalone_mode=False)
     assert given == [expected]

@@ -42,7 +42,7 @@ from workload_map.gang import export, plan
 from workload_map.resolve import Workload
 
 from .conftest import ApiServer, expect
-from .test_live_support import _creatable, create, fixture_objects
+from .test_live_support import _creatable, create, fixture_objects, widget_crd
 
 pytestmark = pytest.mark.e2e
 
@@ -253,27 +253,6 @@ def _karta(name: str, group: str, *, broken: bool = False) -> dict[str, Any]:
     return karta
 
 
-def _widget_crd(group: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{group}"},
-        "spec": {
-            "group": group,
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                }
-            ],
-        },
-    }
-
-
 def _conditions(kube: httpx.Client, name: str) -> dict[str, dict[str, Any]]:
     stored = expect(kube.get(f"{KARTAS}/{name}"))
     return {c["type"]: c for c in (stored.get("status") or {}).get("conditions") or []}
@@ -318,7 +297,7 @@ def test_a_valid_karta_gets_labels_and_conditions_and_crd_exists_flips(
     assert {e["reason"] for e in events} >= {"NotServed"}
     assert all(e["type"] == "Warning" and e["involvedObject"]["kind"] == "Karta" for e in events)
 
-    crd = _widget_crd(group)
+    crd = widget_crd(group)
     expect(kube.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd), 201)
     try:
         ready = eventually(
@@ -361,7 +340,7 @@ def test_two_kartas_of_one_kind_are_a_condition_on_both(
     for name in (first, second):
         expect(kube.post(KARTAS, json=_karta(name, group)), 201)
         kartas.append(name)
-    expect(kube.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=_widget_crd(group)), 201)
+    expect(kube.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=widget_crd(group)), 201)
     try:
         for name, other in ((first, second), (second, first)):
             ready = eventually(
@@ -1123,7 +1102,7 @@ def test_the_dashboard_follows_kartas_live(
     suffix = uuid.uuid4().hex[:8]
     group, name = f"dash{suffix}.example.com", f"widgets-{suffix}"
     namespace = make_namespace("wmap-ctrl")
-    crd = _widget_crd(group)
+    crd = widget_crd(group)
     expect(kube.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd), 201)
     try:
         api_server.wait_crd_established(f"widgets.{group}")

@@ -306,6 +306,30 @@ _JOB_GENERATED_LABELS = (
 )
 
 
+def widget_crd(group: str, *, status_subresource: bool = False) -> dict[str, Any]:
+    """A namespaced Widget CRD (`widgets.<group>`, v1, any fields) in a group of the test's own: a kind no catalog
+    definition covers, for tests that bring their own Karta or `--definitions` file."""
+    version: dict[str, Any] = {
+        "name": "v1",
+        "served": True,
+        "storage": True,
+        "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+    }
+    if status_subresource:
+        version["subresources"] = {"status": {}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+            "scope": "Namespaced",
+            "versions": [version],
+        },
+    }
+
+
 def _creatable(obj: dict[str, Any]) -> dict[str, Any]:
     """What the API server accepts on create for a recorded-shape object (generated fields dropped)."""
     body = copy.deepcopy(obj)

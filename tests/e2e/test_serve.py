@@ -40,6 +40,7 @@ from .test_live_support import (
     patch_status,
     read_rules,
     summary,
+    widget_crd,
     wmap_requests,
 )
 
@@ -354,29 +355,6 @@ def test_without_a_namespace_every_namespace_is_watched(
     assert server.stop() == 0
 
 
-def _widget_crd(group: str) -> dict[str, Any]:
-    """A Widget CRD of its own group: every kind the catalog covers has its CRD in the suite's test CRDs already."""
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                }
-            ],
-        },
-    }
-
-
 WIDGET_DEFINITION = """\
 apiVersion: run.ai/v1alpha1
 kind: Karta
@@ -405,7 +383,7 @@ def test_a_crd_installed_while_serving_is_watched(
     server = serve("--definitions", str(definition), namespace=namespace).started()
     server.ready()
     try:
-        api_server.apply(_widget_crd(group))
+        api_server.apply(widget_crd(group, status_subresource=True))
         api_server.wait_crd_established(f"widgets.{group}")
         container = {"name": "main", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
         widget = {
@@ -497,24 +475,7 @@ def test_a_karta_applied_while_serving_is_followed(
     is applied, and leaves when the Karta is deleted, with no restart."""
     suffix = uuid.uuid4().hex[:8]
     group, karta_name = f"serve{suffix}.example.com", f"widgets-{suffix}"
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{group}"},
-        "spec": {
-            "group": group,
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                }
-            ],
-        },
-    }
+    crd = widget_crd(group)
     karta = {
         "apiVersion": "run.ai/v1alpha1",
         "kind": "Karta",
