@@ -12,11 +12,13 @@ saying so.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -45,7 +47,7 @@ class Browser:
     def __init__(self, binary: str, *, timeout: float = 60.0) -> None:
         self.binary = binary
         self.timeout = timeout
-        self.profile = tempfile.TemporaryDirectory(prefix="wmap-chromium-")
+        self.profile = tempfile.mkdtemp(prefix="wmap-chromium-")
         self.loop = asyncio.new_event_loop()
         self.ids = itertools.count(1)
         self.process: subprocess.Popen[str] | None = None
@@ -63,12 +65,13 @@ class Browser:
                 "--disable-dev-shm-usage",
                 "--no-first-run",
                 "--remote-debugging-port=0",
-                f"--user-data-dir={self.profile.name}",
+                f"--user-data-dir={self.profile}",
                 "about:blank",
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            start_new_session=True,  # its own process group: its renderer and helper processes are stopped with it
         )
         assert self.process.stderr is not None
         deadline = time.monotonic() + self.timeout
@@ -161,6 +164,23 @@ class Browser:
         finally:
             self.loop.close()
             if self.process is not None:
-                self.process.kill()
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=30)
-            self.profile.cleanup()
+            self._remove_profile()
+
+    def _remove_profile(self) -> None:
+        """Remove the profile directory. A helper process of Chromium's that has not yet exited may still write in
+        it (a CI run once failed its teardown with "Directory not empty: 'Default'"), so the removal is tried
+        again for a few seconds."""
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                shutil.rmtree(self.profile)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
