@@ -23,11 +23,14 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 import yaml
+
+if TYPE_CHECKING:  # test_live_support imports this module: its names are imported where a fixture runs
+    from .test_live_support import Wmap
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 E2E_DIR = Path(__file__).resolve().parent
@@ -466,6 +469,24 @@ def karta_crd(api_server: ApiServer) -> dict[str, Any]:
     if api_server.karta_crd_error:
         pytest.fail(f"applying {KARTA_CRD_FILE} failed: {api_server.karta_crd_error}")
     return api_server.wait_crd_established(KARTA_CRD_NAME)
+
+
+@pytest.fixture
+def wmap(api_server: ApiServer, tmp_path: Path) -> Wmap:
+    """`wmap` against the test server, with a HOME and a discovery cache of this test's own."""
+    from .test_live_support import make_wmap
+
+    return make_wmap(api_server, tmp_path)
+
+
+@pytest.fixture
+def web(api_server: ApiServer, namespace: str) -> str:
+    """A fresh namespace (its name) holding a one-replica Deployment `web` (no ReplicaSet, no pods): something for
+    a command to list or read. test_live_describe.py has a `web` of its own (the Deployment with its pods)."""
+    from .test_live_support import create, deployment_body
+
+    create(api_server, deployment_body("web", replicas=1), namespace=namespace)
+    return namespace
 
 
 @pytest.fixture(params=["sync", "async"])

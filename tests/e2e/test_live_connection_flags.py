@@ -16,20 +16,9 @@ import pytest
 import yaml
 
 from .conftest import ApiServer
-from .test_live_support import Wmap, create, deployment_body, make_wmap, wmap_requests
+from .test_live_support import Wmap, wmap_requests
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("cluster_api")]
-
-
-@pytest.fixture
-def wmap(api_server: ApiServer, tmp_path: Path) -> Wmap:
-    return make_wmap(api_server, tmp_path)
-
-
-@pytest.fixture
-def web(api_server: ApiServer, namespace: str) -> str:
-    create(api_server, deployment_body("web", replicas=1), namespace=namespace)
-    return namespace
 
 
 def pki(api_server: ApiServer) -> Path:

@@ -30,7 +30,6 @@ from .test_live_support import (
     get_object,
     grant,
     install_fixture,
-    make_wmap,
     pod_body,
     pod_status,
     read_rules,
@@ -69,11 +68,6 @@ def _view_shape(view: dict[str, Any]) -> dict[str, Any]:
         "components": [_shape(c) for c in view["components"]],
         "unclaimed": sorted(p["name"] for p in view.get("unclaimedPods", [])),
     }
-
-
-@pytest.fixture
-def wmap(api_server: ApiServer, tmp_path: Path) -> Wmap:
-    return make_wmap(api_server, tmp_path)
 
 
 @pytest.fixture(scope="module")
