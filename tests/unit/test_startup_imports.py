@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from workload_map.resources.quantity import QUANTITY_PATTERN
@@ -87,7 +88,10 @@ code = run(["describe", "-f", sys.argv[1], "-o", "json"])
 view, sys.stdout = sys.stdout.getvalue(), out
 added = sorted(set(sys.modules) - baseline)
 parsed = sys.modules["workload_map.jq.parser"]._parse.cache_info().misses
-print(json.dumps({"warm": warm, "code": code, "view": json.loads(view), "modules": added, "parsed": parsed}))
+# modules in sys.modules whose code never ran (cli.deferred): type() reads no attribute, so it does not run them
+deferred = sorted(name for name, module in sys.modules.items() if type(module).__name__ == "_Deferred")
+print(json.dumps({"warm": warm, "code": code, "view": json.loads(view), "modules": added, "parsed": parsed,
+                  "deferred": deferred}))
 """
 
 
@@ -130,6 +134,25 @@ def test_describing_a_file_imports_only_what_it_needs(env: dict[str, str]) -> No
     unexpected = {name: _loaded(name, modules) for name in NOT_IN_DESCRIBE if _loaded(name, modules)}
     assert not unexpected, unexpected
     assert found["parsed"] == 0  # every jq expression's tree came from the blob (jq.trees): nothing was lexed
+    # imported by msgspec (uuid's platform, its JSON schema's textwrap and inspect), never run (cli.deferred)
+    assert found["deferred"] == sorted(DEFERRED_IN_DESCRIBE)
+
+
+# What msgspec imports and a describe never uses: in sys.modules, their code not run (cli.main.import_msgspec_alone)
+DEFERRED_IN_DESCRIBE = ("platform", "textwrap", "msgspec.inspect")
+
+
+def test_the_definition_types_carry_their_annotations_as_objects() -> None:
+    # model.types has no `from __future__ import annotations`: as strings, every decoder over the types (the
+    # catalog blob's, at every start) compiles and evaluates each annotation first
+    from workload_map.model import types
+
+    structs = [value for value in vars(types).values() if isinstance(value, type) and issubclass(value, msgspec.Struct)]
+    assert len(structs) > 20
+    strings = [
+        (cls.__name__, name) for cls in structs for name, hint in cls.__annotations__.items() if isinstance(hint, str)
+    ]
+    assert not strings, strings
 
 
 def test_a_cold_run_builds_the_blob_and_validates_the_catalog(env: dict[str, str]) -> None:

@@ -81,21 +81,38 @@ def main(args: Sequence[str] | None = None) -> None:
 
 
 def import_msgspec_alone() -> None:
-    """Import msgspec without typing_extensions (the console script only; never on `import workload_map`).
+    """Import msgspec as lightly as it can be imported (the console script only; never on `import workload_map`).
 
-    msgspec's `_utils` prefers `typing_extensions.get_type_hints`, `Required` and `NotRequired` when that module can
-    be imported, and importing it (with the `inspect`, `ast`, `dis` and `tokenize` it pulls in) is ~7 ms of a
-    ~40 ms `describe -f`. From Python 3.11 on they are the standard library's: `typing_extensions.Required` and
-    `NotRequired` are `typing`'s objects, and its `get_type_hints(..., include_extras=True)`, the only way msgspec
-    calls it, returns `typing.get_type_hints`' answer unchanged (its own work is for 3.10 and for
-    `include_extras=False`). So msgspec then falls back to the same functions and types, and every Struct, ours and
-    any typing_extensions type in a TypedDict or `Annotated` alike, is read the same. The block lasts only for
-    msgspec's import: `import typing_extensions` works as before afterwards (lightkube's and httpx's imports in the
-    live commands). On 3.10, or when either module is already loaded, nothing is done.
-    `tests/unit/test_startup_imports.py` checks both.
+    Three standard-library costs come with `import msgspec` that a command does not need:
+
+    - `typing_extensions`: msgspec's `_utils` prefers its `get_type_hints`, `Required` and `NotRequired` when it
+      can be imported, and importing it (with the `inspect`, `ast`, `dis` and `tokenize` it pulls in) is ~7 ms of
+      a ~40 ms `describe -f`. From Python 3.11 on they are the standard library's: `typing_extensions.Required`
+      and `NotRequired` are `typing`'s objects, and its `get_type_hints(..., include_extras=True)`, the only way
+      msgspec calls it, returns `typing.get_type_hints`' answer unchanged (its own work is for 3.10 and for
+      `include_extras=False`). So msgspec then falls back to the same functions and types, and every Struct, ours
+      and any typing_extensions type in a TypedDict or `Annotated` alike, is read the same. The block lasts only
+      for msgspec's import: `import typing_extensions` works as before afterwards (lightkube's and httpx's imports
+      in the live commands).
+    - `platform`, which msgspec's `uuid` imports to ask `platform.system()` once, for its `_AIX` and `_LINUX`
+      constants: the module compiles nine regular expressions when it is executed (~2 ms). `uuid` is imported
+      first here with a stand-in that answers `system()` as `platform` does on a POSIX system (`os.uname()`'s
+      `sysname`); the real module then takes its place in `sys.modules` and in `uuid`, deferred (`cli.deferred`): its
+      code runs at the first use of one of its attributes, in the one module object everyone imports.
+    - `textwrap` and `msgspec.inspect`, which msgspec's JSON schema module imports and uses only when a schema is
+      built (`msgspec.json.schema`): ~2 ms of module code (textwrap's patterns, inspect's classes). Both are
+      deferred the same way.
+
+    On 3.10, or when msgspec or any of these modules is already loaded, that part is left as it is.
+    `tests/unit/test_startup_imports.py` checks all of it.
     """
     if sys.hexversion < 0x030B0000 or "msgspec" in sys.modules or "typing_extensions" in sys.modules:  # 3.11
         return
+    from workload_map.cli.deferred import defer, import_uuid_without_platform
+
+    import_uuid_without_platform()
+    for name in ("textwrap", "msgspec.inspect"):
+        defer(name)
     sys.modules["typing_extensions"] = None  # type: ignore[assignment]  # an import of it raises ImportError
     try:
         import msgspec  # noqa: F401

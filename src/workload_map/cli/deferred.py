@@ -1,0 +1,118 @@
+"""Standard-library modules the console script puts in `sys.modules` with their code not run yet (issue 19:
+start-up): msgspec imports `uuid` (which imports `platform`), `textwrap` and its own `inspect`, and a command needs
+none of them unless it builds a JSON schema. `cli.main.import_msgspec_alone` says which and why.
+
+A deferred module is the module object itself, made by the import system's own `module_from_spec`, with every
+attribute an import statement reads (`__name__`, `__spec__`, `__file__`, `__loader__`, `__package__`) already set:
+`import platform` hands it out as it hands out any loaded module. Its code runs, in that same object, when an
+attribute it does not hold yet is first asked for (`platform.system`, `from textwrap import dedent`); from then on
+it is a plain module. `importlib.util.LazyLoader` cannot do this on Python 3.11: it runs the module at the first
+attribute read of any kind, and every later `import` statement of the module reads `__spec__`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from _thread import RLock
+from importlib.machinery import PathFinder, SourceFileLoader, SourcelessFileLoader
+from importlib.util import module_from_spec
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
+
+# One lock for all: a module's code runs once even when two threads ask for an attribute at the same time (the
+# second waits, then reads the finished module); reentrant, for a module whose code asks for its own attributes.
+_LOCK = RLock()
+_RUNNING: set[str] = set()
+
+
+class _Deferred(ModuleType):
+    """A module whose code has not run yet."""
+
+    def __getattr__(self, attribute: str) -> Any:  # only for what the module does not hold yet
+        name = self.__name__
+        with _LOCK:
+            if type(self) is _Deferred:
+                if name in _RUNNING:  # the module's own code, still running, asks for what it has not set yet
+                    raise AttributeError(f"partially initialized module {name!r} has no attribute {attribute!r}")
+                _RUNNING.add(name)
+                try:
+                    self.__spec__.loader.exec_module(self)  # type: ignore[union-attr]  # set by `defer`
+                except BaseException:
+                    if sys.modules.get(name) is self:  # as a failed import leaves it: not imported
+                        del sys.modules[name]
+                    raise
+                finally:
+                    _RUNNING.discard(name)
+                    self.__class__ = ModuleType  # type: ignore[assignment]  # from now on a plain module
+        return getattr(self, attribute)
+
+
+def defer(name: str) -> ModuleType | None:
+    """Put module `name` in `sys.modules` with its code not run yet. Nothing is done (None) when it is loaded
+    already, or when it is not a plain source or bytecode file that the import system would find with its path
+    finder (`_find`)."""
+    module = None if name in sys.modules else _deferred(name)
+    if module is not None:
+        sys.modules[name] = module
+    return module
+
+
+def _deferred(name: str) -> ModuleType | None:
+    """Module `name`, not run yet and not in `sys.modules`; None when `defer` leaves it alone."""
+    parent = name.rpartition(".")[0]
+    path: list[str] | None = None
+    if parent:
+        package = sys.modules.get(parent)
+        package_spec = _find(parent, None) if package is None else getattr(package, "__spec__", None)
+        locations = None if package_spec is None else package_spec.submodule_search_locations
+        if not locations:
+            return None
+        path = list(locations)
+    spec = _find(name, path)
+    if spec is None or type(spec.loader) not in (SourceFileLoader, SourcelessFileLoader):
+        return None
+    module = module_from_spec(spec)
+    module.__class__ = _Deferred
+    return module
+
+
+def _find(name: str, path: list[str] | None) -> ModuleSpec | None:
+    """The path finder's spec for `name`, when it is the finder the import system would take it from: every
+    finder before it (setuptools' distutils finder, an editable install's) is asked first, as an import asks them,
+    and one that answers, or cannot be asked, means None."""
+    for finder in sys.meta_path:
+        if finder is PathFinder:
+            return PathFinder.find_spec(name, path)
+        find_spec = getattr(finder, "find_spec", None)
+        if find_spec is None or find_spec(name, path) is not None:
+            return None
+    return None
+
+
+def import_uuid_without_platform() -> None:
+    """`import uuid` with a stand-in for the one thing it asks `platform` (`system()`, on the POSIX systems other
+    than macOS), then the real `platform`, deferred, in `sys.modules` and in `uuid`."""
+    if os.name != "posix" or sys.platform == "darwin" or "uuid" in sys.modules or "platform" in sys.modules:
+        return
+    real = _deferred("platform")
+    if real is None:
+        return
+    stand_in = ModuleType("platform")
+    stand_in.system = _system  # type: ignore[attr-defined]
+    sys.modules["platform"] = stand_in
+    try:
+        import uuid
+    finally:
+        sys.modules["platform"] = real
+    if getattr(uuid, "platform", None) is stand_in:
+        uuid.platform = real  # type: ignore[attr-defined]
+
+
+def _system() -> str:
+    """`platform.system()` on POSIX: `platform.uname()`'s `system` is `os.uname()`'s `sysname`, "unknown" as ""."""
+    system = os.uname().sysname
+    return "" if system == "unknown" else system
