@@ -36,6 +36,7 @@ from .test_live_support import (
     replicaset_body,
     served_kinds,
     summary,
+    widget_definition,
     wmap_requests,
 )
 
@@ -247,26 +248,9 @@ def test_a_type_no_definition_covers_is_exit_4_with_the_machine_payload(wmap: Wm
     assert table.code == 4 and table.stdout == ""
 
 
-WIDGET_DEFINITION = """\
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata: {name: widget-e2e}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: widget
-      kind: {group: wmap-e2e.example.com, version: v1, kind: Widget}
-      specDefinition: {podTemplateSpecPath: .spec.template}
-      scaleDefinition: {replicasPath: .spec.replicas}
-      statusDefinition:
-        statusMappings:
-          running: [{byConditions: [{type: Ready, status: "True"}]}]
-"""
-
-
 def test_a_type_whose_crd_is_not_installed_is_exit_3(wmap: Wmap, namespace: str, tmp_path: Path) -> None:
     definition = tmp_path / "widget.yaml"
-    definition.write_text(WIDGET_DEFINITION)
+    definition.write_text(widget_definition("wmap-e2e.example.com"))
     result = wmap.run("describe", "widget/w1", "--definitions", str(definition), namespace=namespace)
     assert result.code == 3
     assert result.stderr.splitlines()[0] == "error: Widget is not installed in this cluster"

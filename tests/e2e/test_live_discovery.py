@@ -16,7 +16,7 @@ from workload_map.cluster.discovery import fetch_op, legacy_op
 
 from .apis import cluster_class
 from .conftest import ApiServer, expect
-from .test_live_support import Wmap, make_wmap, summary, wmap_requests
+from .test_live_support import Wmap, make_wmap, summary, widget_crd, widget_definition, wmap_requests
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("cluster_api")]  # every case: sync and async API
 
@@ -74,52 +74,20 @@ def test_a_type_installed_after_the_cache_was_written_is_found(
 ) -> None:
     assert wmap.run("get", "jobsets", namespace=namespace).code == 0  # the cache now exists
     group = f"fresh-{uuid.uuid4().hex[:8]}.wmap-e2e.example.com"
-    definition = tmp_path / "gizmo.yaml"
-    definition.write_text(
-        f"""\
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata: {{name: gizmo}}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: gizmo
-      kind: {{group: {group}, version: v1, kind: Gizmo}}
-      specDefinition: {{podTemplateSpecPath: .spec.template}}
-      statusDefinition:
-        statusMappings:
-          running: [{{byConditions: [{{type: Ready, status: "True"}}]}}]
-"""
-    )
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"gizmos.{group}"},
-        "spec": {
-            "group": group,
-            "names": {"kind": "Gizmo", "plural": "gizmos", "singular": "gizmo"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                }
-            ],
-        },
-    }
+    definition = tmp_path / "widget.yaml"
+    definition.write_text(widget_definition(group))
+    crd = widget_crd(group)
     with api_server.client() as kube:
         expect(kube.post(CRDS, json=crd), 201)
         try:
             api_server.wait_crd_established(crd["metadata"]["name"])
             mark = api_server.audit_mark()
-            result = wmap.run("get", "gizmos", "--definitions", str(definition), namespace=namespace)
+            result = wmap.run("get", "widgets", "--definitions", str(definition), namespace=namespace)
             assert result.code == 0, result.stderr
             assert "not installed" not in result.stderr
             assert result.stderr == f"No workloads found in namespace {namespace}.\n"
             calls = summary(wmap_requests(api_server, mark))
             assert calls.count(("get", "/apis")) == 1  # re-read once
-            assert ("list", "gizmos") in calls
+            assert ("list", "widgets") in calls
         finally:
             kube.delete(f"{CRDS}/{crd['metadata']['name']}")

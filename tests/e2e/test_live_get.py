@@ -24,6 +24,7 @@ from .test_live_support import (
     read_rules,
     replicaset_body,
     summary,
+    widget_definition,
     wmap_requests,
 )
 
@@ -195,25 +196,9 @@ def test_an_unknown_type_is_exit_4(wmap: Wmap) -> None:
     assert result.stderr.splitlines()[0] == 'error: no Karta definition covers "nosuchtype"'
 
 
-WIDGET = """\
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata: {{name: widget-{group}}}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: widget
-      kind: {{group: {group}, version: v1, kind: Widget}}
-      specDefinition: {{podTemplateSpecPath: .spec.template}}
-      statusDefinition:
-        statusMappings:
-          running: [{{byConditions: [{{type: Ready, status: "True"}}]}}]
-"""
-
-
 def test_an_uninstalled_type_is_a_warning_when_listed_and_exit_3_when_named(wmap: Wmap, tmp_path: Path) -> None:
     definition = tmp_path / "widget.yaml"
-    definition.write_text(WIDGET.format(group="a.wmap-e2e.example.com"))
+    definition.write_text(widget_definition("a.wmap-e2e.example.com"))
     listed = wmap.run("get", "widgets", "--definitions", str(definition))
     assert listed.code == 0 and listed.stdout == ""
     assert listed.stderr == "warning: Widget is not installed in this cluster\n"
@@ -224,7 +209,7 @@ def test_an_uninstalled_type_is_a_warning_when_listed_and_exit_3_when_named(wmap
 
 def test_an_ambiguous_type_lists_tokens_that_resolve(wmap: Wmap, tmp_path: Path) -> None:
     for group in ("a.wmap-e2e.example.com", "b.wmap-e2e.example.com"):
-        (tmp_path / f"{group}.yaml").write_text(WIDGET.format(group=group))
+        (tmp_path / f"{group}.yaml").write_text(widget_definition(group))
     flags = ["--definitions", str(tmp_path / "a.wmap-e2e.example.com.yaml")]
     flags += ["--definitions", str(tmp_path / "b.wmap-e2e.example.com.yaml")]
     result = wmap.run("get", "widget", *flags)

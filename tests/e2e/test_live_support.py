@@ -330,6 +330,30 @@ def widget_crd(group: str, *, status_subresource: bool = False) -> dict[str, Any
     }
 
 
+_WIDGET_DEFINITION = """\
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {{name: {name}}}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: widget
+      kind: {{group: {group}, version: v1, kind: Widget}}
+      specDefinition: {{podTemplateSpecPath: .spec.template}}
+      scaleDefinition: {{replicasPath: .spec.replicas}}
+      statusDefinition:
+        statusMappings:
+          running: [{{byConditions: [{{type: Ready, status: "True"}}]}}]
+"""
+
+
+def widget_definition(group: str) -> str:
+    """A Karta definition (YAML text, for a `--definitions` file) of `widget_crd(group)`'s Widget, named
+    `widget-<group>` so that definitions of several groups load together: pods from `.spec.template`, replicas from
+    `.spec.replicas`, running on the condition Ready=True."""
+    return _WIDGET_DEFINITION.format(name=f"widget-{group}", group=group)
+
+
 def _creatable(obj: dict[str, Any]) -> dict[str, Any]:
     """What the API server accepts on create for a recorded-shape object (generated fields dropped)."""
     body = copy.deepcopy(obj)

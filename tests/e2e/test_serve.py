@@ -41,6 +41,7 @@ from .test_live_support import (
     read_rules,
     summary,
     widget_crd,
+    widget_definition,
     wmap_requests,
 )
 
@@ -355,29 +356,12 @@ def test_without_a_namespace_every_namespace_is_watched(
     assert server.stop() == 0
 
 
-WIDGET_DEFINITION = """\
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata: {{name: widget-serve}}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: widget
-      kind: {{group: {group}, version: v1, kind: Widget}}
-      specDefinition: {{podTemplateSpecPath: .spec.template}}
-      scaleDefinition: {{replicasPath: .spec.replicas}}
-      statusDefinition:
-        statusMappings:
-          running: [{{byConditions: [{{type: Ready, status: "True"}}]}}]
-"""
-
-
 def test_a_crd_installed_while_serving_is_watched(
     api_server: ApiServer, namespace: str, serve: Callable[..., Server], tmp_path: Path
 ) -> None:
     group = f"serve{uuid.uuid4().hex[:8]}.wmap-e2e.example.com"
     definition = tmp_path / "widget.yaml"
-    definition.write_text(WIDGET_DEFINITION.format(group=group))
+    definition.write_text(widget_definition(group))
     with api_server.client() as kube:
         assert kube.get(f"/apis/{group}/v1").status_code == 404, "the Widget CRD is already installed"
     server = serve("--definitions", str(definition), namespace=namespace).started()
