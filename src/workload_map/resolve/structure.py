@@ -7,7 +7,7 @@ walks the definition once.
 
 from __future__ import annotations
 
-import threading
+from _thread import allocate_lock
 from collections import OrderedDict
 from collections.abc import Iterator
 
@@ -71,7 +71,7 @@ def structure_of(karta: Karta) -> Structure:
     return built
 
 
-_LOCK = threading.Lock()
+_LOCK = allocate_lock()  # threading.Lock() without importing threading (~0.6 ms of a start; issue 19)
 _CACHE: OrderedDict[int, Structure] = OrderedDict()
 _CACHE_MAX = 512
 
