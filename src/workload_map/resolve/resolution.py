@@ -13,7 +13,7 @@ instance's pod template, per-replica requests and replica counts (`replicas.py`)
 
 from __future__ import annotations
 
-import threading
+from _thread import RLock  # what threading.RLock() makes, without importing threading (issue 19: start-up)
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, NoReturn
 
@@ -200,7 +200,7 @@ class ResolvedComponent(_Frozen):
     _parts: dict[str, Any]
     _templates: dict[str, dict[str, Any] | None]
     _instances: list[dict[str, ResolvedInstance]]
-    _lock: threading.RLock
+    _lock: RLock
 
     def __init__(self, slot: ComponentSlot, structure: Structure, snapshot: Snapshot) -> None:
         definition = slot.definition
@@ -217,7 +217,7 @@ class ResolvedComponent(_Frozen):
         _set(self, "_parts", {})
         _set(self, "_templates", {})
         _set(self, "_instances", [])
-        _set(self, "_lock", threading.RLock())
+        _set(self, "_lock", RLock())
 
     def __repr__(self) -> str:
         return f"<ResolvedComponent {self.name!r}>"

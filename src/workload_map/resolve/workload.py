@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import threading
+from _thread import allocate_lock
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -314,7 +314,7 @@ def _check_definition(definition: Karta) -> None:
 # id from being reused by another object while the entry lives.
 _VALIDATED: OrderedDict[int, tuple[Karta, list[Finding]]] = OrderedDict()
 _VALIDATED_MAX = 256
-_VALIDATED_LOCK = threading.Lock()
+_VALIDATED_LOCK = allocate_lock()  # threading.Lock() without importing threading (issue 19: start-up)
 _VALIDATIONS = 0  # definitions validated (cache misses) since the process started; read by the tests
 
 
