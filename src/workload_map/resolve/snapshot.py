@@ -11,7 +11,7 @@ reads), so a caller that reads only the status converts only what the status rea
 
 from __future__ import annotations
 
-import threading
+from _thread import allocate_lock  # what threading.Lock is, without importing threading (issue 19: start-up)
 from collections.abc import Sequence
 from typing import Any
 
@@ -72,7 +72,7 @@ class Snapshot:
         self._document = Document(obj, policy=policy)
         self._results: dict[str, list[Any] | JqError] = {}
         # evaluation fills the cache once; a lock keeps two threads reading one resolution from converting twice
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
 
     @property
     def obj(self) -> dict[str, Any]:
