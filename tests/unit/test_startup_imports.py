@@ -68,6 +68,7 @@ NOT_IN_DESCRIBE = (
     "pathlib",
     "urllib",
     "ipaddress",
+    "threading",  # locks from _thread (allocate_lock, RLock: what threading's Lock() and RLock() make)
 )
 
 # what the interpreter imports at start-up (site, .pth files: certifi's imports importlib.resources and tempfile in
