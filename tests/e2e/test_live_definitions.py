@@ -15,17 +15,12 @@ import pytest
 import yaml
 
 from .conftest import ApiServer, expect
-from .test_live_support import Wmap, create, create_pod, make_wmap, summary, wmap_requests
+from .test_live_support import Wmap, create, create_pod, summary, wmap_requests
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("cluster_api")]  # every case: sync and async API
 
 KARTAS = "/apis/run.ai/v1alpha1/kartas"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-
-
-@pytest.fixture
-def wmap(api_server: ApiServer, tmp_path: Path) -> Wmap:
-    return make_wmap(api_server, tmp_path)
 
 
 def _karta(name: str, group: str, *, replicas_path: str = ".spec.replicas") -> dict[str, Any]:

@@ -16,16 +16,11 @@ from workload_map.cluster.discovery import fetch_op, legacy_op
 
 from .apis import cluster_class
 from .conftest import ApiServer, expect
-from .test_live_support import Wmap, make_wmap, summary, widget_crd, widget_definition, wmap_requests
+from .test_live_support import Wmap, summary, widget_crd, widget_definition, wmap_requests
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("cluster_api")]  # every case: sync and async API
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-
-
-@pytest.fixture
-def wmap(api_server: ApiServer, tmp_path: Path) -> Wmap:
-    return make_wmap(api_server, tmp_path)
 
 
 def test_aggregated_discovery_sees_what_per_group_discovery_sees(

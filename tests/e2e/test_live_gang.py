@@ -4,7 +4,6 @@ cluster, equals the plan of the same objects offline; scheduler exports work on 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ from workload_map.pods import OwnerChains
 from workload_map.resolve import Workload
 
 from .conftest import ApiServer
-from .test_live_support import Wmap, fixture_objects, install_fixture, make_wmap, summary, wmap_requests
+from .test_live_support import Wmap, fixture_objects, install_fixture, summary, wmap_requests
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("cluster_api")]  # every case: sync and async API
 
@@ -25,11 +24,6 @@ GANG_FIXTURES = [
     "kubeflow-org-pytorchjob-v1",
     "ray-io-raycluster-v1",
 ]
-
-
-@pytest.fixture
-def wmap(api_server: ApiServer, tmp_path: Path) -> Wmap:
-    return make_wmap(api_server, tmp_path)
 
 
 def _offline_plan(fixture: str) -> dict[str, Any]:

@@ -18,7 +18,6 @@ from .test_live_support import (
     deployment_body,
     grant,
     jobset_body,
-    make_wmap,
     owner_ref,
     patch_status,
     read_rules,
@@ -29,11 +28,6 @@ from .test_live_support import (
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("cluster_api")]  # every case: sync and async API
-
-
-@pytest.fixture
-def wmap(api_server: ApiServer, tmp_path: Path) -> Wmap:
-    return make_wmap(api_server, tmp_path)
 
 
 JOBSET_RUNNING = {"conditions": [], "replicatedJobsStatus": [{"name": "workers", "ready": 2, "active": 2}]}

@@ -11,14 +11,9 @@ from typing import Any
 import pytest
 
 from .conftest import ApiServer
-from .test_live_support import Wmap, create, jobset_body, make_wmap, wmap_requests
+from .test_live_support import Wmap, create, jobset_body, wmap_requests
 
 pytestmark = [pytest.mark.e2e]
-
-
-@pytest.fixture
-def wmap(api_server: ApiServer, tmp_path: Path) -> Wmap:
-    return make_wmap(api_server, tmp_path)
 
 
 @pytest.fixture

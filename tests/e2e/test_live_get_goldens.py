@@ -39,7 +39,7 @@ from workload_map.cli.commands import get as get_command
 from workload_map.cli.render import fmt
 
 from .conftest import TEST_CRD_DIR, ApiServer, expect
-from .test_live_support import FIXTURES, MERGE, Wmap, collection, fixture_objects, install_fixture, make_wmap
+from .test_live_support import FIXTURES, MERGE, Wmap, collection, fixture_objects, install_fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -112,11 +112,6 @@ def installed(api_server: ApiServer) -> dict[str, str]:
                 patch = {"metadata": {"labels": {"wmap-golden": run}}}
                 expect(kube.patch(f"{path}/{stored['metadata']['name']}", json=patch, headers=MERGE))
     return {**spaces, "run": run}
-
-
-@pytest.fixture
-def wmap(api_server: ApiServer, tmp_path: Path) -> Wmap:
-    return make_wmap(api_server, tmp_path)
 
 
 @pytest.fixture

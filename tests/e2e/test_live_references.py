@@ -21,7 +21,6 @@ from .test_live_support import (
     fixture_objects,
     grant,
     install_fixture,
-    make_wmap,
     read_rules,
     summary,
     wmap_requests,
@@ -32,11 +31,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("cluster_api")]  # every 
 FIXTURE = "trainer-kubeflow-org-trainjob-v1alpha1"
 REFERENCES = Path(__file__).resolve().parents[1] / "fixtures" / "references"
 RUNTIMES = "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"
-
-
-@pytest.fixture
-def wmap(api_server: ApiServer, tmp_path: Path) -> Wmap:
-    return make_wmap(api_server, tmp_path)
 
 
 def _node_names(view: dict[str, Any]) -> dict[str, Any]:

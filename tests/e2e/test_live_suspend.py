@@ -5,7 +5,6 @@ support or a refused patch is a clear error."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,18 +20,12 @@ from .test_live_support import (
     get_object,
     grant,
     jobset_body,
-    make_wmap,
     read_rules,
     summary,
     wmap_requests,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("cluster_api")]  # every case: sync and async API
-
-
-@pytest.fixture
-def wmap(api_server: ApiServer, tmp_path: Path) -> Wmap:
-    return make_wmap(api_server, tmp_path)
 
 
 @pytest.fixture
