@@ -24,7 +24,6 @@ definition and exits 1), unlike the output cap, an ordinary jq error.
 
 from __future__ import annotations
 
-import base64
 import functools
 import itertools
 import json
@@ -1392,6 +1391,8 @@ def _html(value: Any) -> str:
 
 
 def _base64(value: Any) -> str:
+    import base64  # only for @base64: with struct and binascii, ~0.5 ms a start need not pay (issue 19)
+
     return base64.b64encode(_tostring(value).encode()).decode()
 
 
