@@ -199,6 +199,10 @@ def _writes(row: Any) -> str:
         patch: list[str] = []
         _flatten("", data["statusPatch"], patch)
         parts.append("status (patch) " + "; ".join(patch))
+    for name, content in (data.get("references") or {}).items():
+        followed: list[str] = []
+        _flatten("", content, followed)
+        parts.append(f"{name} (reference) " + "; ".join(followed))
     return "; ".join(parts) or "as the base object"
 
 

@@ -14,6 +14,8 @@ One file per definition, tests/fixtures/flows/<definition>.yaml:
         metadata: {generation: 2}                           # optional: a JSON merge patch onto .metadata
         status: null                                        # optional: the whole status (null: none) ...
         statusPatch: {ready: 1}                             # ... or a JSON merge patch onto the base status
+        references: {job: {...}}                            # optional: what the definition's references offer
+                                                            # (workloadmap.io/references), as if followed
         phase: Initializing                                 # the primary phase the definition must give
         source: pkg/controller/job/job_controller.go syncJob  # the code that writes this state
 
@@ -30,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from workload_map.model.references import REFERENCES_KEY
 
 REPO = Path(__file__).resolve().parents[1]
 FLOWS_DIR = REPO / "tests" / "fixtures" / "flows"
@@ -53,7 +57,7 @@ STEPS = (
     "config-error",
     "stale-generation",
 )
-ROW_KEYS = frozenset({"step", "what", "spec", "metadata", "status", "statusPatch", "phase", "source"})
+ROW_KEYS = frozenset({"step", "what", "spec", "metadata", "status", "statusPatch", "references", "phase", "source"})
 FILE_KEYS = frozenset({"definition", "controller", "version", "base", "object", "rows", "notes"})
 
 
@@ -97,6 +101,10 @@ class Flow:
                 obj["status"] = copy.deepcopy(data["status"])
         if "statusPatch" in data:
             obj["status"] = merge_patch(obj.get("status") or {}, data["statusPatch"])
+        if "references" in data:
+            # The workload as its definition sees it once the references are followed (resolve.references.follow):
+            # a MiniCluster's phase depends on its Job's status.
+            obj[REFERENCES_KEY] = copy.deepcopy(data["references"])
         return obj
 
 

@@ -183,6 +183,7 @@ def test_the_fallback_kinds_are_the_ones_the_docs_name() -> None:
         "ray.io/v1alpha1/RayService",
         "kubeflow.org/v1alpha1/ScheduledWorkflow",
         "nvidia.com/*/DynamoGraphDeployment",
+        "flux-framework.org/v1alpha1/MiniCluster",
     ]
     for kind in FALLBACKS:
         assert _named_in(FALLBACK, kind), f"{kind.api_version} {kind.kind} is not in {FALLBACK!r}"

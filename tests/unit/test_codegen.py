@@ -61,6 +61,7 @@ EXPECTED_UNCOVERED_STATUS: dict[str, str] = {
 # interpolation, `?//`, min_by/sort_by and the like
 EXPECTED_UNCOVERED_STRUCTURE: dict[str, int] = {
     "batch-volcano-sh-job-v1alpha1": 1,
+    "flux-framework-org-minicluster-v1alpha2": 2,
     "grove-io-podcliqueset-v1alpha1": 3,
     "kubeflow-org-notebook-v1": 1,
     "kubeflow-org-scheduledworkflow-v1beta1": 5,
