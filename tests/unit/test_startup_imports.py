@@ -69,6 +69,9 @@ NOT_IN_DESCRIBE = (
     "urllib",
     "ipaddress",
     "threading",  # locks from _thread (allocate_lock, RLock: what threading's Lock() and RLock() make)
+    "base64",  # only for bytes in jq.convert and for @base64 (with struct and binascii)
+    "struct",
+    "binascii",
 )
 
 # what the interpreter imports at start-up (site, .pth files: certifi's imports importlib.resources and tempfile in

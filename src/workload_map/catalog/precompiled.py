@@ -124,9 +124,7 @@ def load_cached(
     parser = trees.tree_stamp()
     path = _blob_file(catalog_key(files, validator=stamp, parser=parser), env)
     try:
-        with open(path, "rb") as blob:
-            data = blob.read()
-        kartas, valid, parsed = _DECODER.decode(data)
+        kartas, valid, parsed = _DECODER.decode(read_file(path))
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         # not built yet, unreadable or damaged: parse the YAML and (re)write it
         kartas = parse(files)
@@ -137,6 +135,22 @@ def load_cached(
         mark_validated(karta for karta, ok in zip(kartas, valid, strict=True) if ok)
     trees.remember(parsed)
     return kartas
+
+
+def read_file(path: str) -> bytes:
+    """The bytes of a package or cache file, read with `os.read`: a file object's buffering costs more than the
+    read itself for the 50-odd small files every start hashes (~0.3 ms; issue 19)."""
+    handle = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        chunks = []
+        while chunk := os.read(handle, _CHUNK):
+            chunks.append(chunk)
+    finally:
+        os.close(handle)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+_CHUNK = 1 << 20
 
 
 def expression_trees(kartas: Sequence[Karta]) -> dict[str, bytes]:

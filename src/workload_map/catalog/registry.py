@@ -56,11 +56,8 @@ def _builtin_files() -> list[tuple[str, bytes]]:
     """Every packaged definition file as (name, bytes), in file-name order."""
     directory = _definitions_dir()
     if isinstance(directory, str):
-        files: list[tuple[str, bytes]] = []
-        for name in sorted(name for name in os.listdir(directory) if _is_definition(name)):
-            with open(os.path.join(directory, name), "rb") as file:
-                files.append((name, file.read()))
-        return files
+        names = sorted(name for name in os.listdir(directory) if _is_definition(name))
+        return [(name, precompiled.read_file(os.path.join(directory, name))) for name in names]
     entries = sorted((entry for entry in directory.iterdir() if _is_definition(entry.name)), key=lambda e: e.name)
     return [(entry.name, entry.read_bytes()) for entry in entries]
 
