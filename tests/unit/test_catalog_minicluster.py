@@ -251,23 +251,23 @@ READY = {"type": "JobMiniClusterReady", "status": "True"}
 @pytest.mark.parametrize(
     ("job", "phase", "reason"),
     [
-        (None, "Running", "JobMiniClusterReady"),  # the Job not at hand (get, watch): the MiniCluster alone
-        (_with_job_status({"active": 4, "ready": 0}), "Initializing", "JobMiniClusterReady"),
-        (_with_job_status({"active": 4, "ready": 4}), "Running", "JobMiniClusterReady"),
-        (_with_job_status({"active": 4, "ready": 3, "failed": 1}), "Degraded", "JobMiniClusterReady"),
+        (None, "Running", "JobMiniClusterReady=True"),  # the Job not at hand (get, watch): the MiniCluster alone
+        (_with_job_status({"active": 4, "ready": 0}), "Initializing", "JobMiniClusterReady=True"),
+        (_with_job_status({"active": 4, "ready": 4}), "Running", "JobMiniClusterReady=True"),
+        (_with_job_status({"active": 4, "ready": 3, "failed": 1}), "Degraded", None),
         (
             _with_job_status(
                 {"succeeded": 4, "conditions": [{"type": "Complete", "status": "True", "reason": "CompletionsReached"}]}
             ),
             "Completed",
-            None,
+            "Complete=True (CompletionsReached)",
         ),
         (
             _with_job_status(
                 {"failed": 4, "conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}
             ),
             "Failed",
-            None,
+            "Failed=True (BackoffLimitExceeded)",
         ),
         (
             _with_job_status(
@@ -275,7 +275,7 @@ READY = {"type": "JobMiniClusterReady", "status": "True"}
                 suspend=True,
             ),
             "Suspended",
-            None,
+            "Suspended=True (JobSuspended)",
         ),
         (_with_job_status({"active": 4, "ready": 4}, suspend=True), "Suspending", None),
     ],
@@ -287,7 +287,20 @@ def test_the_phase_comes_from_the_conditions_and_the_job_the_operator_made(
     status = _workload(_minicluster(), copy.deepcopy(job) if job else None).status
     assert status.phase == phase, status.phases
     if reason is not None:
-        assert reason in {condition.type for condition in status.conditions if condition.status == "True"}
+        assert status.reason is not None and status.reason.startswith(reason), status.reason
+
+
+def test_the_conditions_read_are_the_miniclusters_then_its_jobs() -> None:
+    job = _with_job_status({"conditions": [{"type": "Complete", "status": "True", "reason": "CompletionsReached"}]})
+    status = _workload(_minicluster(), job).status
+    assert [condition.type for condition in status.conditions] == [
+        "JobRequested",
+        "JobWaitingForResources",
+        "JobRunning",
+        "JobMiniClusterReady",
+        "JobFinished",
+        "Complete",
+    ]
 
 
 def test_a_minicluster_just_created_or_still_creating_its_job_is_initializing() -> None:
