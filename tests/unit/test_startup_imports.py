@@ -281,3 +281,35 @@ def test_no_module_compiles_a_regular_expression_when_imported() -> None:
     assert not found["failed"], found["failed"]  # every module imported (the test extra installs the optional ones)
     unexpected = [entry for entry in found["compiles"] if (entry[0], entry[2]) not in ALLOWED_IMPORT_COMPILES]
     assert not unexpected, unexpected
+
+
+_FROZEN_CATALOG = """
+import atexit, gc, json, sys
+def report():
+    from workload_map.catalog import builtin_definitions
+    kartas = builtin_definitions()
+    tracked = {id(obj) for obj in gc.get_objects()}  # generations 0-2: a frozen object is in none of them
+    sys.stderr.write(json.dumps({"kartas": len(kartas), "tracked": sum(id(k) in tracked for k in kartas),
+                                 "frozen": gc.get_freeze_count(), "enabled": gc.isenabled()}))
+atexit.register(report)  # the quick exit runs atexit handlers before it ends the process
+sys.argv = ["wmap", "describe", "-f", sys.argv[1], "-o", "json"]
+from workload_map.cli.main import main
+main()
+"""
+
+
+def test_the_console_script_loads_the_catalog_before_the_collector_resumes(env: dict[str, str]) -> None:
+    # made while the collector sleeps, the catalog's objects are frozen with the modules (cli.quick._load_catalog):
+    # a collection never walks them
+    done = subprocess.run(
+        [sys.executable, "-c", _FROZEN_CATALOG, str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stderr)
+    assert found["kartas"] > 50 and found["tracked"] == 0 and found["enabled"]
+    assert found["frozen"] > 10_000
