@@ -131,10 +131,17 @@ def read_input_text(
         else:
             label = "<stream>"
     data = read_input(source, limit=limit, timeout=timeout, stdin_timeout=stdin_timeout, label=label)
+    # What the "utf-8-sig" codec does (a leading BOM dropped, then UTF-8, an error's byte counted after the BOM),
+    # without the codec search and the `encodings.utf_8_sig` import it costs a start (~0.3 ms; issue 19)
+    if data[:3] == _BOM:
+        data = data[3:]
     try:
-        return label, data.decode("utf-8-sig")
+        return label, data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(label, f"is not UTF-8 text (byte {exc.start})", "not-utf8") from None
+
+
+_BOM: Final = b"\xef\xbb\xbf"
 
 
 # --- paths ------------------------------------------------------------------------------------------------------

@@ -209,3 +209,19 @@ def test_a_directory_below_a_hidden_or_parent_path_is_scanned(tmp_path: Path, mo
     monkeypatch.chdir(work)
     relative = Path("..") / ".config" / "wmap" / "definitions"
     assert list(iter_files(relative)) == [relative / "a.yaml"]
+
+
+_BOM_CASES = [b"", b"abc", b"\xef\xbb\xbfabc", b"\xef\xbb\xbf", b"\xef\xbb", b"\xef\xbb\xbf\xef\xbb\xbfx"]
+_BOM_CASES += [b"a\xffb", b"\xef\xbb\xbfa\xffb", b"\xef\xbb\xbf\xc3", "héllo ✓".encode(), b"\xef\xbb\xbf\xe2\x9c"]
+
+
+@pytest.mark.parametrize("data", _BOM_CASES)
+def test_text_is_decoded_as_the_utf_8_sig_codec_decodes_it(data: bytes) -> None:
+    # the BOM is dropped by hand (no codec search at start-up): the text, and an error's byte, as utf-8-sig gives them
+    try:
+        expected = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        with pytest.raises(InputError, match=rf"is not UTF-8 text \(byte {exc.start}\)$"):
+            read_input_text(io.BytesIO(data))
+    else:
+        assert read_input_text(io.BytesIO(data)) == ("<stream>", expected)

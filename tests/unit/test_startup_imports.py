@@ -72,6 +72,7 @@ NOT_IN_DESCRIBE = (
     "base64",  # only for bytes in jq.convert and for @base64 (with struct and binascii)
     "struct",
     "binascii",
+    "encodings.utf_8_sig",  # _io drops a BOM itself: no codec search
 )
 
 # what the interpreter imports at start-up (site, .pth files: certifi's imports importlib.resources and tempfile in
