@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from workload_map.catalog import builtin_definitions
 from workload_map.jq import Document, EvaluationPolicy, JqError, codegen
 from workload_map.model import Karta
-from workload_map.resolve import Workload, _json, snapshot
+from workload_map.resolve import Workload, _json, extract, snapshot
 from workload_map.resolve.structure import structure_of
 
 pytestmark = pytest.mark.usefixtures("generated_from_the_first_object")
@@ -149,9 +149,12 @@ def _everything(karta: Karta, obj: dict[str, Any]) -> Any:
 
 
 def _resolutions_agree(karta: Karta, obj: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole resolution with the generated path (the batch programs and the status plan's generated
+    functions) and without it (every group through `evaluate_many`, the status through `extract_status`)."""
     got = _everything(karta, copy.deepcopy(obj))
     with monkeypatch.context() as patched:
         patched.setattr(snapshot, "evaluate_batch", _current)
+        patched.setattr(extract, "planned_status", lambda *args: None)
         expected = _everything(karta, copy.deepcopy(obj))
     assert got == expected
 
@@ -362,18 +365,20 @@ def test_the_generated_source_holds_no_text_of_the_programs() -> None:
     """Every string of a program is a constant passed in (`K1`, ...): the source has no string literal, no comment,
     and every name in it is a generated counter or one of a fixed vocabulary, whatever the expressions say."""
     exprs = tuple(_catalog_expressions())
-    source = codegen.generated_source(exprs)
-    names: set[str] = set()
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        assert token.type not in (tokenize.STRING, tokenize.COMMENT), token
-        if token.type == tokenize.NAME and not re.fullmatch(r"[xK][0-9]+", token.string):
-            names.add(token.string)
-    assert names <= _VOCABULARY, names - _VOCABULARY
-    assert {"x1", "K1"} <= set(re.findall(r"\b[xK]1\b", source))
+    # the batch as one function, and as one function per expression (the status plan's)
+    for source in (codegen.generated_source(exprs), codegen.expression_functions(exprs).source):
+        names: set[str] = set()
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            assert token.type not in (tokenize.STRING, tokenize.COMMENT), token
+            if token.type == tokenize.NAME and not re.fullmatch(r"[xKf][0-9]+", token.string):
+                names.add(token.string)
+        assert names <= _VOCABULARY, names - _VOCABULARY
+        assert {"x1", "K1"} <= set(re.findall(r"\b[xK]1\b", source))
+        assert "m.get(" in source  # the catalog's groups share subtrees: the memo is used
 
 
 _VOCABULARY = set(keyword.kwlist) | {
-    "run", "v", "r", "s", "o", "B", "BAIL", "SK", "SV", "KEY", "EQ", "EXT", "FIN", "ASC", "S", "L",
+    "run", "v", "r", "s", "o", "m", "F", "f", "B", "BAIL", "SK", "SV", "KEY", "EQ", "EXT", "FIN", "ASC", "S", "L",
     "Exception", "type", "len", "abs", "str", "int", "float", "bool", "list", "dict",
     "append", "get", "startswith", "endswith",
 }  # fmt: skip

@@ -73,10 +73,12 @@ def test_reading_the_status_evaluates_only_the_status_expressions() -> None:
     snapshot = resolution.root_component._snapshot
     structure = resolution._structure
     shape, status = structure.plan_groups
-    assert set(snapshot._results) == set(status)
+    # the status group is in the cache, or was read by the status plan's generated functions (from a batch's
+    # second evaluation in the process: `status.planned_status`), which keep nothing there
+    assert set(snapshot._results) <= set(status)
     assert not set(shape) & set(snapshot._results)
     assert resolution.component("worker").instances[""].pod_template is not None  # the structure group, one call
-    assert set(snapshot._results) == set(shape) | set(status)
+    assert set(shape) <= set(snapshot._results) <= set(shape) | set(status)
 
 
 def test_a_part_is_computed_once_whichever_way_it_is_read() -> None:

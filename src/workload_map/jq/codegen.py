@@ -42,7 +42,16 @@ from workload_map.jq.engine import MAX_RESULTS
 from workload_map.jq.errors import JqError
 from workload_map.jq.parser import parse
 
-__all__ = ["BAIL", "BatchProgram", "batch_program", "evaluate_batch", "generated_source", "uncovered"]
+__all__ = [
+    "BAIL",
+    "BatchProgram",
+    "batch_program",
+    "evaluate_batch",
+    "expression_functions",
+    "generated_functions",
+    "generated_source",
+    "uncovered",
+]
 
 _SAFE: Final = 2**53
 _STEPS: Final = STEP_BUDGET // 10
@@ -203,12 +212,15 @@ class _Generator:
     """The source of one expression's code, in continuation-passing style: each node is given the name of its
     input and a continuation `emit(name, indent)` that writes what to do with each of its outputs."""
 
-    def __init__(self, constants: dict[str, Any]) -> None:
+    def __init__(self, constants: dict[str, Any], shared: dict[int, int] | None = None) -> None:
         self.lines: list[str] = []
         self.constants = constants
         self.names = 0
         # names known to hold a null, a boolean, a string or a safe int (constants, comparison results): no checks
         self.known: set[str] = {"True", "False", "None"}
+        # id of a node of the batch's trees -> its memo key, for subtrees the batch computes more than once on the
+        # root (`_shared_subtrees`): computed once per evaluation of the batch and kept in the memo `m`
+        self.shared: dict[int, int] = shared or {}
 
     def fresh(self) -> str:
         self.names += 1
@@ -301,10 +313,37 @@ class _Generator:
     # --- nodes ----------------------------------------------------------------------------------------------
 
     def node(self, node: Any, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
+        if self.shared and inp == "v" and id(node) in self.shared and self._memoized(node, indent, env, emit):
+            return
         method = getattr(self, "n_" + type(node).__name__, None)
         if method is None:
             raise _Decline
         method(node, inp, indent, env, emit)
+
+    def _memoized(self, node: Any, indent: int, env: dict[str, str], emit: Emit) -> bool:
+        """A subtree another expression of the batch computes on the root too: its one output taken from the
+        memo `m`, computed there by the first expression that needs it. (`v` always names the root: the generator
+        never assigns it.) False when it does not compute as one output here (then it is generated in place)."""
+        key = self.shared[id(node)]
+        mark, names, known = len(self.lines), self.names, set(self.known)
+        out = self.fresh()
+        self.put(indent, f"{out} = m.get({key}, BAIL)")
+        self.put(indent, f"if {out} is BAIL:")
+        shared, self.shared = self.shared, {}  # its inner subtrees are computed in place
+        try:
+            inner = self.one(node, "v", indent + 1, env)
+        except _Decline:
+            del self.lines[mark:]
+            self.names, self.known = names, known
+            return False
+        finally:
+            self.shared = shared
+        self.put(indent + 1, f"{out} = {inner}")
+        self.put(indent + 1, f"m[{key}] = {out}")
+        if inner in self.known:
+            self.known.add(out)
+        emit(out, indent)
+        return True
 
     def n_Identity(self, node: A.Identity, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
         emit(inp, indent)
@@ -806,14 +845,84 @@ class _Body(NamedTuple):
     scalars: bool
 
 
-def _expression_lines(expr: str, constants: dict[str, Any]) -> _Body | None:
-    """The body of one expression's block (outputs appended to `o`), or None when it is not generated."""
+def _tree(expr: str) -> Any:
+    """The parse tree of an expression the generator may cover (the engine runs it in process), else None."""
     info = engine.compile_expression(expr)
     if info.fast is None and info.compiled is None:
         return None  # the engine does not run it in process: neither does this
     try:
-        tree = parse(expr)
-        generator = _Generator(dict(constants))
+        return parse(expr)
+    except (RecursionError, MemoryError, JqError):
+        return None
+
+
+_MAX_SHARED_HEIGHT: Final = 48  # a shared subtree is hashed when counted: only small ones are
+
+
+def _children(node: Any) -> list[Any]:
+    found: list[Any] = []
+    pending = list(A.fields_of(node))
+    while pending:
+        value = pending.pop()
+        if A.is_node(value):
+            found.append(value)
+        elif type(value) is tuple or type(value) is list:
+            pending.extend(value)
+    return found
+
+
+def _shared_subtrees(trees: Sequence[Any]) -> dict[int, int]:
+    """The subtrees the batch computes more than once on the root, worth a memo: for each occurrence (by the
+    node's id in these trees) the memo key of its value. Only subtrees that give one output, read no variable
+    and do more than one step are taken; whether an occurrence is really computed on the root is decided where
+    it is generated (the input is `v`)."""
+    probe = _Generator({})
+    occurrences: list[Any] = []
+    heights: dict[int, tuple[int, bool]] = {}  # id -> (height, reads a variable)
+    try:
+        for tree in trees:
+            stack: list[tuple[Any, bool]] = [(tree, False)]
+            while stack:
+                node, done = stack.pop()
+                kids = _children(node)
+                if not done:
+                    stack.append((node, True))
+                    stack.extend((kid, False) for kid in kids)
+                    continue
+                height = 1 + max((heights[id(kid)][0] for kid in kids), default=0)
+                reads_var = type(node) in (A.Var, A.VarNoCopy) or any(heights[id(kid)][1] for kid in kids)
+                heights[id(node)] = (height, reads_var)
+                if height <= _MAX_SHARED_HEIGHT and not reads_var and _worth_sharing(node, probe):
+                    occurrences.append(node)
+        counts: dict[Any, int] = {}
+        for node in occurrences:
+            counts[node] = counts.get(node, 0) + 1
+        keys: dict[Any, int] = {}
+        return {id(node): keys.setdefault(node, len(keys)) for node in occurrences if counts[node] > 1}
+    except RecursionError:
+        return {}
+
+
+def _worth_sharing(node: Any, probe: _Generator) -> bool:
+    kind = type(node)
+    if kind in (A.Identity, A.Literal, A.Number, A.String, A.Var, A.VarNoCopy):
+        return False
+    if kind is A.Index and type(node.target) is A.Identity:
+        return False  # one dict read: the memo would cost as much
+    return probe.is_one(node)
+
+
+def _expression_lines(
+    expr: str, constants: dict[str, Any], *, tree: Any = None, shared: dict[int, int] | None = None
+) -> _Body | None:
+    """The body of one expression's block (outputs appended to `o`), or None when it is not generated. `tree`:
+    its parse tree when the caller has it (`_tree`); `shared`: the batch's shared subtrees."""
+    if tree is None:
+        tree = _tree(expr)
+        if tree is None:
+            return None
+    try:
+        generator = _Generator(dict(constants), shared)
         generator.put(0, "s = 0")
         generator.put(0, "o = []")
         unknown: list[str] = []
@@ -842,7 +951,7 @@ def _compiles(body: _Body) -> bool:
 
 
 def _function_source(bodies: Sequence[_Body | None]) -> str:
-    out = ["def run(v):", "    r = []"]
+    out = ["def run(v):", "    r = []", "    m = {}"]
     for body in bodies:
         if body is None:
             out.append("    r.append(BAIL)")
@@ -857,23 +966,53 @@ def _function_source(bodies: Sequence[_Body | None]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _functions_source(bodies: Sequence[_Body | None]) -> str:
+    """One function `f<i>(v, m)` per generated expression, giving its outputs or `BAIL` (`m`: the memo of the
+    shared subtrees, one per evaluation of the batch), `F` the tuple of them (None where not generated), and
+    `run(v)`, all of them in order."""
+    out: list[str] = []
+    for index, body in enumerate(bodies):
+        if body is None:
+            continue
+        out.append(f"def f{index}(v, m):")
+        out.append("    try:")
+        out.extend("        " + line for line in body.lines)
+        out.append("        return o" if body.scalars else "        return FIN(o)")
+        out.append("    except Exception:")
+        out.append("        return BAIL")
+    names = [f"f{index}" if body is not None else "None" for index, body in enumerate(bodies)]
+    out.append(f"F = ({', '.join(names)},)" if names else "F = ()")
+    out.append("def run(v):")
+    out.append("    m = {}")
+    out.append("    return [BAIL if f is None else f(v, m) for f in F]")
+    return "\n".join(out) + "\n"
+
+
 class BatchProgram:
     """One generated function for a batch of expressions: `run(obj)` gives a list with, per expression, its
-    outputs or `BAIL` (not covered, or bailed on this object)."""
+    outputs or `BAIL` (not covered, or bailed on this object). With `lazy`, each expression is a function of its
+    own as well (`functions[i](obj, memo)`, None where not covered), for a reader that evaluates only the
+    expressions it consults (the status plan: `resolve.status`); `run` then calls them in turn."""
 
-    __slots__ = ("covered", "exprs", "run", "source")
+    __slots__ = ("covered", "exprs", "functions", "run", "source")
 
-    def __init__(self, exprs: tuple[str, ...]) -> None:
+    def __init__(self, exprs: tuple[str, ...], *, lazy: bool = False) -> None:
         constants: dict[str, Any] = {}
-        bodies = [_expression_lines(expr, constants) for expr in exprs]
+        trees = [_tree(expr) for expr in exprs]
+        shared = _shared_subtrees([tree for tree in trees if tree is not None])
+        bodies = [
+            None if tree is None else _expression_lines(expr, constants, tree=tree, shared=shared)
+            for expr, tree in zip(exprs, trees, strict=True)
+        ]
+        source_of = _functions_source if lazy else _function_source
         # Compiled once as a whole (compiling is most of what a program costs); only when that fails are the
         # blocks compiled one by one, to leave out the ones Python refuses.
-        source = _function_source(bodies)
+        source = source_of(bodies)
         try:
             code = compile(source, "<jq batch>", "exec")
         except (RecursionError, SyntaxError, MemoryError):
             bodies = [body if body is not None and _compiles(body) else None for body in bodies]
-            source = _function_source(bodies)
+            source = source_of(bodies)
             code = compile(source, "<jq batch>", "exec")
         self.exprs = exprs
         self.covered = tuple(body is not None for body in bodies)
@@ -881,6 +1020,7 @@ class BatchProgram:
         namespace: dict[str, Any] = {**_GLOBALS, **constants}
         exec(code, namespace)  # the source is built from our tree only
         self.run: Callable[[Any], list[Any]] = namespace["run"]
+        self.functions: tuple[Callable[[Any, dict[int, Any]], Any] | None, ...] = namespace.get("F", ())
 
 
 GENERATE_AFTER = 1
@@ -912,6 +1052,13 @@ def batch_program(exprs: tuple[str, ...]) -> BatchProgram:
     return BatchProgram(exprs)
 
 
+@functools.lru_cache(maxsize=256)
+def expression_functions(exprs: tuple[str, ...]) -> BatchProgram:
+    """The generated program of a batch with a function per expression (`BatchProgram(lazy=True)`), once per
+    process per batch."""
+    return BatchProgram(exprs, lazy=True)
+
+
 def generated_source(exprs: Sequence[str]) -> str:
     """The Python source generated for a batch (for reading and tests)."""
     return batch_program(tuple(exprs)).source
@@ -921,6 +1068,26 @@ def uncovered(exprs: Sequence[str]) -> list[str]:
     """The expressions of `exprs` the generator does not cover (they always take the current path)."""
     program = batch_program(tuple(exprs))
     return [expr for expr, covered in zip(program.exprs, program.covered, strict=True) if not covered]
+
+
+def generated_functions(
+    document: Document, exprs: tuple[str, ...]
+) -> tuple[Callable[[Any, dict[int, Any]], Any] | None, ...] | None:
+    """The per-expression generated functions of `exprs` for `document` (each called with the document's object
+    in place and one memo dict per evaluation: `f(document.obj, memo)`, outputs or `BAIL`), under the conditions
+    `evaluate_batch` runs generated code under; None when it would not (another policy, a refused expression, a
+    batch not yet evaluated `GENERATE_AFTER` times): then evaluate the batch with `evaluate_batch`."""
+    policy = document.policy
+    if policy.mode != "inprocess" or (
+        policy.stops is not None and any(policy.refusal(expr) is not None for expr in exprs)
+    ):
+        return None
+    if not _worth_generating((_LAZY, *exprs)):
+        return None
+    return expression_functions(exprs).functions
+
+
+_LAZY: Final = "\x00lazy"  # the counting key of a lazy batch: no jq expression starts with a NUL
 
 
 def evaluate_batch(document: Document, exprs: Sequence[str]) -> list[list[Any] | JqError]:

@@ -25,7 +25,7 @@ from workload_map.resolve.decode import (
 from workload_map.resolve.errors import ExtractionError
 from workload_map.resolve.results import FRAGMENTED_FIELDS, FragmentedPodSpec, Scale, WorkloadStatus
 from workload_map.resolve.snapshot import Snapshot
-from workload_map.resolve.status import ErrorSink, extract_status
+from workload_map.resolve.status import ErrorSink, extract_status, planned_status
 from workload_map.resources import alias_requirements
 
 T = TypeVar("T")
@@ -145,6 +145,9 @@ def status(snapshot: Snapshot, definition: ComponentDefinition, on_error: ErrorS
     status_definition = definition.status_definition
     if status_definition is None:
         return None
+    found = planned_status(status_definition, snapshot.document, snapshot.results)  # None: a read failed
+    if found is not None:
+        return found
 
     def outputs(expr: str, field: str) -> list[Any]:
         return snapshot.outputs(expr, definition.name, field)

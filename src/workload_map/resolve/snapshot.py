@@ -109,6 +109,19 @@ class Snapshot:
             results = evaluate_batch(self._document, wanted)
             self._results.update(zip(wanted, results, strict=True))
 
+    @property
+    def document(self) -> Document:
+        """The jq Document of this snapshot's object (for the generated status read, `status.planned_status`)."""
+        return self._document
+
+    def results(self, expressions: Sequence[str]) -> list[list[Any] | JqError]:
+        """Each expression's outputs (the cache's own lists) or its `JqError`, evaluated as `prefetch` does: for
+        a reader that takes a group's results at once (the status plan, `status.StatusPlan`)."""
+        found = self._results
+        if any(expr not in found for expr in expressions):
+            self.prefetch(expressions)
+        return [found[expr] for expr in expressions]
+
     def outputs(self, expr: str, component: str, field: str) -> list[Any]:
         """The outputs of `expr`; a jq failure is an `ExtractionError` at `field`. The list is the cache's own:
         callers copy what they hand out."""

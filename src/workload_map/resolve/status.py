@@ -6,11 +6,13 @@ the conformance recordings call `state`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, Protocol
 
 from workload_map._regex import LazyPattern
-from workload_map.errors import ArgumentTypeError
+from workload_map.errors import ArgumentTypeError, WorkloadMapError
+from workload_map.jq import Document
+from workload_map.jq.codegen import BAIL, generated_functions
 from workload_map.model import (
     PRIMARY_PHASE_PRECEDENCE,
     UNDEFINED,
@@ -343,3 +345,298 @@ def _read(outputs: Outputs, expression: str, source: str) -> Any:
     except ExtractionError:
         return None
     return values[0] if values else None
+
+
+# --- the status read as one plan (issue 19, "status, third round") ------------------------------------------
+
+
+class Results(Protocol):
+    """Each expression's outputs (a list) or its `JqError`, by the expression's position in a plan."""
+
+    def __getitem__(self, index: int, /) -> Any: ...
+
+
+class _PlannedMatcher(NamedTuple):
+    """One matcher with what reading it needs worked out once: its criteria, the position of its expression's
+    outputs among the plan's results (-1 without `byExpression`), and the reason's reads."""
+
+    by_phase: str | None
+    conditions: tuple[tuple[str, str | None, str | None], ...]
+    expression: int
+    expected: str
+    text: str  # the expression's text ("" without one): a reason names the conditions it names
+    asks_conditions: bool
+    reads: tuple[tuple[str, int], ...]  # (field name, position) of the reason's field reads
+    source: str  # statusDefinition.statusMappings.<status>[<index>]
+    matcher: StatusMatcher
+
+
+class StatusPlan:
+    """A status definition's read, worked out once per definition: every expression the status and its reason
+    read (`expressions`, in one list), and `read(results)`, which gives the `WorkloadStatus` from their results
+    with none of the generic path's per-read calls.
+
+    `read` is `extract_status` over the same outputs: the same phase, conditions, matched statuses, primary
+    phase and reason. It answers only where the generic path records no error: whenever an output it consults
+    is a jq error or does not fit its field (a phase that is not a string, conditions that are not an array of
+    objects) it gives None, and the caller runs `extract_status`, which gives the errors (and the rest of the
+    status) exactly as before (`tests/unit/test_status_alone.py`)."""
+
+    __slots__ = (
+        "conditions",
+        "expressions",
+        "fields",
+        "message",
+        "no_status",
+        "phase",
+        "phase_name",
+        "statuses",
+    )
+
+    def __init__(self, definition: StatusDefinition) -> None:
+        positions: dict[str, int] = {}
+
+        def at(expression: str) -> int:
+            return positions.setdefault(expression, len(positions))
+
+        phase = definition.phase_definition
+        self.phase = at(phase.path) if phase is not None else -1
+        self.phase_name = _field_name(phase.path) if phase is not None else ""
+        conditions = definition.conditions_definition
+        self.conditions = at(conditions.path) if conditions is not None else -1
+        self.fields: tuple[str | None, str | None, str | None, str | None] = (
+            (
+                conditions.type_field_name or None,
+                conditions.status_field_name or None,
+                conditions.reason_field_name or None,
+                conditions.message_field_name or None,
+            )
+            if conditions is not None
+            else (None, None, None, None)
+        )
+        statuses: list[tuple[str, tuple[_PlannedMatcher, ...]]] = []
+        for status, matchers in _matcher_plan(definition.status_mappings):
+            planned: list[_PlannedMatcher] = []
+            for _, matcher, field in matchers:
+                expression = matcher.by_expression
+                text = expression.expression if expression is not None else ""
+                planned.append(
+                    _PlannedMatcher(
+                        by_phase=matcher.by_phase or None,
+                        conditions=tuple(
+                            (expected.type, expected.status or None, expected.reason or None)
+                            for expected in matcher.by_conditions or ()
+                        ),
+                        expression=at(text) if expression is not None else -1,
+                        expected=expression.expected_result if expression is not None else "",
+                        text=text,
+                        asks_conditions="conditions" in text,
+                        reads=()
+                        if expression is None
+                        else tuple((name, at(path)) for name, path in field_reads(expression.expression)),
+                        source=field,
+                        matcher=matcher,
+                    )
+                )
+            statuses.append((status, tuple(planned)))
+        self.statuses = tuple(statuses)
+        self.message = at(MESSAGE_EXPRESSION)
+        self.no_status = at(NO_STATUS_EXPRESSION)
+        self.expressions = tuple(positions)
+
+    def read(self, results: Results) -> WorkloadStatus | None:
+        """The status from `results` (each expression's outputs, a list, or its `JqError`), or None where the
+        generic path would record an error (then run `extract_status`)."""
+        raw_phase: str | None = None
+        if self.phase >= 0:
+            values = results[self.phase]
+            if type(values) is not list:
+                return None
+            first = values[0] if values else None
+            if first is None:
+                raw_phase = ""
+            elif isinstance(first, str):
+                raw_phase = first
+            else:
+                return None
+        conditions: tuple[Condition, ...] = ()
+        if self.conditions >= 0:
+            values = results[self.conditions]
+            if type(values) is not list:
+                return None
+            found: list[Condition] = []
+            type_key, status_key, reason_key, message_key = self.fields
+            for value in values:
+                if value is None:
+                    continue
+                if not isinstance(value, list):
+                    return None
+                for item in value:
+                    if not isinstance(item, dict):
+                        return None
+                    kind = item.get(type_key) if type_key else None
+                    state = item.get(status_key) if status_key else None
+                    why = item.get(reason_key) if reason_key else None
+                    message = item.get(message_key) if message_key else None
+                    found.append(
+                        Condition(
+                            type=kind if isinstance(kind, str) and kind else "",
+                            status=state if isinstance(state, str) and state else "",
+                            reason=why if isinstance(why, str) else None,
+                            message=message if isinstance(message, str) and message else "",
+                        )
+                    )
+            conditions = tuple(found)
+        by_type = {condition.type: condition for condition in conditions}  # the last duplicate type wins
+        matched: list[str] = []
+        hits: dict[str, _PlannedMatcher] = {}
+        for status, matchers in self.statuses:
+            for planned in matchers:
+                if planned.by_phase and raw_phase != planned.by_phase:
+                    continue
+                if planned.conditions and not _conditions_hold(planned.conditions, by_type):
+                    continue
+                if planned.expression >= 0:
+                    values = results[planned.expression]
+                    if type(values) is not list:
+                        return None  # the generic path records this matcher's error
+                    if not values or jq_tostring(values[0]) != planned.expected:
+                        continue
+                matched.append(status)
+                hits[status] = planned
+                break  # OR across the matchers of one status
+        phase = UNDEFINED
+        for candidate in PRIMARY_PHASE_PRECEDENCE:
+            if candidate in hits:
+                phase = candidate
+                break
+        hit = hits.get(phase)
+        return WorkloadStatus(
+            phase=phase,
+            phases=tuple(matched) if matched else (UNDEFINED,),
+            raw_phase=raw_phase,
+            conditions=conditions,
+            reason=None if hit is None else self._reason(hit, raw_phase, by_type, results),
+            reason_source=None if hit is None else hit.source,
+        )
+
+    def _reason(
+        self, hit: _PlannedMatcher, raw_phase: str | None, by_type: dict[str, Condition], results: Results
+    ) -> str | None:
+        """`_reason` over the plan's results (the same facts, in the same order, and the same message)."""
+        facts: list[str] = []
+        message = ""
+        if hit.by_phase and self.phase >= 0:
+            facts.append(f"{self.phase_name} {raw_phase}")
+        for kind, _, _ in hit.conditions:
+            actual = by_type.get(kind)
+            if actual is not None:
+                facts.append(_condition_text(actual))
+                message = message or actual.message
+        if hit.expression >= 0:
+            expression = hit.text
+            named = [condition for condition in by_type.values() if f'"{condition.type}"' in expression]
+            if not named and hit.asks_conditions:
+                named = [condition for condition in by_type.values() if condition.status == "True"][:3]
+            for condition in named:
+                facts.append(_condition_text(condition))
+                message = message or (condition.message if condition.status == "True" else "")
+            for name, position in hit.reads:
+                value = _first(results[position])
+                if isinstance(value, list):
+                    if value and all(isinstance(item, (str, int, float, bool)) for item in value):
+                        facts.append(f"{name} {jq_tostring(value)}")
+                elif isinstance(value, bool):
+                    facts.append(f"{name} {'true' if value else 'false'}")
+                elif isinstance(value, (str, int, float)) and value != "":
+                    facts.append(f"{name} {jq_tostring(value)}")
+        if not message:
+            value = _first(results[self.message])
+            message = value if isinstance(value, str) else ""
+        if not facts and not message and _first(results[self.no_status]) is True:
+            return "no status yet"
+        if len(facts) > 1:
+            facts = list(dict.fromkeys(facts))
+        text = "; ".join(facts)
+        if message:
+            text = f"{text}: {message}" if text else message
+        return text or None
+
+
+def _conditions_hold(expected: tuple[tuple[str, str | None, str | None], ...], by_type: dict[str, Condition]) -> bool:
+    for kind, status, reason in expected:
+        actual = by_type.get(kind)
+        if actual is None:
+            return False
+        if status and actual.status != status:
+            return False
+        if reason and (actual.reason or "") != reason:
+            return False
+    return True
+
+
+def _first(values: Any) -> Any:
+    """The first output of a reason's read; None when it has none or failed (a reason never fails)."""
+    return values[0] if type(values) is list and values else None
+
+
+_STATUS_PLANS: dict[int, tuple[StatusDefinition, StatusPlan]] = {}
+
+
+def status_plan(definition: StatusDefinition) -> StatusPlan:
+    """The plan of a status definition, once per definition object (frozen; keyed by identity, the entry holding
+    the object so its id is not reused)."""
+    found = _STATUS_PLANS.get(id(definition))
+    if found is not None and found[0] is definition:
+        return found[1]
+    plan = StatusPlan(definition)
+    if len(_STATUS_PLANS) >= _PLANS_MAX:
+        _STATUS_PLANS.clear()
+    _STATUS_PLANS[id(definition)] = (definition, plan)
+    return plan
+
+
+class _NotAnswered(WorkloadMapError):  # noqa: N818 - a signal: "read the status from the group's results"
+    """A generated function could not answer an expression the plan consulted."""
+
+
+class _Generated:
+    """The plan's results computed on demand by the generated functions, on the object in place: only what the
+    plan consults is evaluated (a status whose byConditions fail never evaluates its byExpression, a reason is
+    read for the primary phase only), and the subtrees several expressions compute are computed once (the memo).
+    An expression the generated code does not answer raises `_NotAnswered`."""
+
+    __slots__ = ("found", "functions", "memo", "obj")
+
+    def __init__(self, functions: tuple[Callable[[Any, dict[int, Any]], Any] | None, ...], obj: Any) -> None:
+        self.functions = functions
+        self.obj = obj
+        self.memo: dict[int, Any] = {}
+        self.found: list[Any] = [None] * len(functions)
+
+    def __getitem__(self, index: int) -> Any:
+        found = self.found[index]
+        if found is None:
+            function = self.functions[index]
+            found = BAIL if function is None else function(self.obj, self.memo)
+            if found is BAIL:
+                raise _NotAnswered
+            self.found[index] = found
+        return found
+
+
+def planned_status(
+    definition: StatusDefinition, document: Document, results: Callable[[Sequence[str]], Sequence[Any]]
+) -> WorkloadStatus | None:
+    """The status under `definition` through its plan: from the generated functions on `document`'s object in
+    place when they answer every expression the plan consults, else from `results(plan.expressions)` (each
+    expression's outputs or `JqError`, as the snapshot evaluates its group); None where the generic
+    `extract_status` records an error (run it then: it gives the errors and the rest of the status)."""
+    plan = status_plan(definition)
+    functions = generated_functions(document, plan.expressions)
+    if functions is not None:
+        try:
+            return plan.read(_Generated(functions, document.obj))
+        except _NotAnswered:
+            pass
+    return plan.read(results(plan.expressions))

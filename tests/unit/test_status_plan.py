@@ -1,0 +1,264 @@
+"""The status plan and its generated functions read the status `extract_status` reads (issue 19, "status, third
+round").
+
+`status.planned_status` reads a status definition in one pass over its expressions' results (`StatusPlan.read`),
+and evaluates them on demand with the generated functions of `jq/codegen.py` on the object in place (only what it
+consults; subtrees several expressions compute, once). What must hold, for every catalog definition's every
+status definition over every fixture, corpus object and recording, their variants (decoded with and without the
+plain-JSON check, a `datetime` creation time, a tuple in the body) and generated mutations of them:
+
+* the plan over the group's results gives exactly the generic `extract_status`'s status, and gives None exactly
+  where the generic path records an error (the caller then runs it, so errors and their order are the generic
+  path's);
+* the generated functions give what the plan gives over the group's results (the same status, the same None);
+* the generated functions are used only where the batch programs are (in process, no refusal, from a batch's
+  second evaluation) and honour the step count and the output cap.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given
+
+from tests.unit.test_codegen import DEFINITIONS, OBJECTS, SETTINGS, _leaves, _mutated, _relevant, _strict
+from tests.unit.test_status_alone import _variants
+from workload_map.jq import Document, EvaluationPolicy, JqError, codegen
+from workload_map.jq.policy import INPROCESS
+from workload_map.model import Karta
+from workload_map.resolve import Workload, _json, status
+from workload_map.resolve.errors import ExtractionError
+from workload_map.resolve.snapshot import Snapshot
+from workload_map.resolve.structure import structure_of
+
+pytestmark = pytest.mark.usefixtures("generated_from_the_first_object")
+
+
+def _snapshot(karta: Karta, obj: dict[str, Any]) -> Snapshot:
+    """A snapshot as a workload makes one: the object in place when it is plain JSON, else its copy."""
+    shared = _json.shareable(obj)
+    return Snapshot(obj if shared else _json.json_copy(obj), structure_of(karta).plan_groups, INPROCESS, shared=shared)
+
+
+def _three_ways(karta: Karta, obj: dict[str, Any]) -> list[tuple[str, Any, Any, Any]]:
+    """For each component with a status definition: (name, generic status and errors, the plan over the
+    group's results, the plan through the generated functions)."""
+    out: list[tuple[str, Any, Any, Any]] = []
+    for component in karta.components:
+        definition = component.status_definition
+        if definition is None:
+            continue
+        snapshot = _snapshot(karta, copy.deepcopy(obj))
+        errors: list[ExtractionError] = []
+
+        def outputs(expr: str, field: str, snapshot: Snapshot = snapshot, name: str = component.name) -> list[Any]:
+            return snapshot.outputs(expr, name, field)
+
+        generic = status.extract_status(component.name, definition, outputs, errors.append)
+        plan = status.status_plan(definition)
+        eager = plan.read(snapshot.results(plan.expressions))
+        fresh = _snapshot(karta, copy.deepcopy(obj))
+        lazy = status.planned_status(definition, fresh.document, fresh.results)
+        out.append((component.name, (generic, [str(error) for error in errors]), eager, lazy))
+    return out
+
+
+def _check(karta: Karta, obj: dict[str, Any], label: Any) -> None:
+    for name, (generic, errors), eager, lazy in _three_ways(karta, obj):
+        if errors:
+            assert eager is None, (label, name, errors)
+        else:
+            assert eager is not None, (label, name)
+            assert _same(eager, generic), (label, name)
+        assert _same(lazy, eager), (label, name)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, field types included (repr spells out every field of a status and its conditions)."""
+    return bool(a == b) and repr(a) == repr(b) and _strict(_plain(a)) == _strict(_plain(b))
+
+
+def _plain(value: Any) -> Any:
+    return None if value is None else json.loads(json.dumps(value.to_dict()))
+
+
+@pytest.mark.parametrize("karta", DEFINITIONS, ids=[karta.name for karta in DEFINITIONS])
+def test_the_plan_reads_what_extract_status_reads_on_every_object(karta: Karta) -> None:
+    for name, obj in OBJECTS:
+        for variant, item, _ in _variants(obj):
+            _check(karta, item, (name, variant))
+
+
+@SETTINGS
+@given(_mutated())
+def test_the_plan_reads_what_extract_status_reads_on_mutated_objects(case: tuple[str, dict[str, Any]]) -> None:
+    name, obj = case
+    if any(isinstance(value, float) and not math.isfinite(value) for value in _leaves(obj)):
+        obj = json.loads(json.dumps(obj).replace("NaN", "null").replace("Infinity", "1e308"))
+    for karta in _relevant(name):
+        _check(karta, obj, name)
+
+
+def _jobset() -> tuple[Karta, dict[str, Any]]:
+    karta = next(karta for karta in DEFINITIONS if karta.name.startswith("jobset"))
+    obj = next(obj for name, obj in OBJECTS if name.startswith("jobset"))
+    return karta, copy.deepcopy(obj)
+
+
+def test_errors_come_from_the_generic_path_in_its_order() -> None:
+    """Where a read fails (conditions that are not an array of objects, an expression that errors) the plan
+    gives None and the status and its errors are the generic path's: the same with the plan on and off."""
+    karta, obj = _jobset()
+    obj["status"]["conditions"] = "broken"  # `any(...)` over a string errors; not an array of conditions
+    obj["spec"]["suspend"] = True
+    definition = karta.root.status_definition
+    assert definition is not None
+    (_, (generic, errors), eager, lazy) = _three_ways(karta, obj)[0]
+    assert len(errors) >= 2 and eager is None and lazy is None
+    resolution = Workload(karta, copy.deepcopy(obj), validate=False).resolve()
+    assert [str(error) for error in resolution.errors] == errors
+    assert resolution.status == generic
+    with pytest.raises(ExtractionError) as raised:
+        _ = Workload(karta, copy.deepcopy(obj), validate=False).status
+    assert str(raised.value) == errors[0]
+
+
+def test_the_generated_functions_answer_the_catalog_fixtures_themselves() -> None:
+    """Not a vacuous pass: on the fixtures of their own definitions the statuses come from the generated
+    functions, without the group's results (which would evaluate every expression)."""
+
+    def never(expressions: Any) -> Any:
+        raise AssertionError("the group's results were read")
+
+    by_name = {karta.name: karta for karta in DEFINITIONS}
+    answered = total = 0
+    for name, obj in OBJECTS:
+        karta = by_name.get(name)
+        if karta is None or karta.root.status_definition is None:
+            continue
+        total += 1
+        snapshot = _snapshot(karta, copy.deepcopy(obj))
+        try:
+            found = status.planned_status(karta.root.status_definition, snapshot.document, never)
+        except AssertionError:
+            continue
+        answered += found is not None
+    assert total >= 40
+    assert answered / total >= 0.9, (answered, total)
+
+
+def test_only_what_the_plan_consults_is_evaluated() -> None:
+    """A status whose byConditions fail never evaluates its byExpression; a reason is read for the primary
+    phase only: fewer expressions run than the group holds."""
+    karta, obj = _jobset()
+    definition = karta.root.status_definition
+    assert definition is not None
+    plan = status.status_plan(definition)
+    document = Document(obj)
+    functions = codegen.generated_functions(document, plan.expressions)
+    assert functions is not None
+    ran: list[int] = []
+
+    def counting(index: int) -> Any:
+        function = functions[index]
+        assert function is not None
+
+        def call(value: Any, memo: dict[int, Any]) -> Any:
+            ran.append(index)
+            return function(value, memo)
+
+        return call
+
+    generated = status._Generated(tuple(counting(index) for index in range(len(functions))), obj)
+    found = plan.read(generated)
+    assert found is not None and found.phase == "Running"
+    assert len(set(ran)) == len(ran) < len(plan.expressions)
+    snapshot = Snapshot(obj, structure_of(karta).plan_groups, INPROCESS, shared=True)
+    assert found == plan.read(snapshot.results(plan.expressions))
+
+
+def test_subtrees_several_expressions_compute_are_computed_once() -> None:
+    """The JobSet's initializing and running expressions both sum the replicas and the ready jobs: one memo key
+    each, whatever the expression they occur in."""
+    karta, obj = _jobset()
+    definition = karta.root.status_definition
+    assert definition is not None
+    exprs = status.status_plan(definition).expressions
+    trees = [codegen._tree(expr) for expr in exprs]
+    shared = codegen._shared_subtrees([tree for tree in trees if tree is not None])
+    assert shared
+    by_key: dict[int, set[str]] = {}
+    for tree in trees:
+        for node in _nodes(tree):
+            if id(node) in shared:
+                by_key.setdefault(shared[id(node)], set()).add(repr(node))
+    assert all(len(reprs) == 1 for reprs in by_key.values())  # one key, one subtree
+    program = codegen.expression_functions(exprs)
+    memo: dict[int, Any] = {}
+    first = [function(obj, memo) if function is not None else codegen.BAIL for function in program.functions]
+    assert memo  # filled by the first expression that computed each
+    assert first == [function(obj, {}) if function is not None else codegen.BAIL for function in program.functions]
+    assert first == codegen.batch_program(exprs).run(obj)
+
+
+def _nodes(tree: Any) -> list[Any]:
+    found, pending = [], [tree]
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        pending.extend(codegen._children(node))
+    return found
+
+
+def test_a_generated_function_hands_back_past_its_step_count_and_the_output_cap() -> None:
+    counted = "[.items[] | .items[] | .n // 1] | add"
+    (function,) = codegen.expression_functions((counted,)).functions
+    assert function is not None
+    assert function({"items": [{"items": [{"n": 1}] * 400}] * 400}, {}) is codegen.BAIL
+    capped = ".items[] | .n"
+    (function,) = codegen.expression_functions((capped,)).functions
+    assert function is not None
+    assert function({"items": [{"n": index} for index in range(5000)]}, {}) is codegen.BAIL
+
+
+def test_no_generated_function_under_a_worker_policy_a_refusing_recorder_or_before_the_second_evaluation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[tuple[str, ...]] = []
+    real = codegen.expression_functions
+
+    def recording(exprs: tuple[str, ...]) -> codegen.BatchProgram:
+        built.append(exprs)
+        return real(exprs)
+
+    monkeypatch.setattr(codegen, "expression_functions", recording)
+
+    class Refuses(list[Any]):
+        def refuse(self, expression: str) -> Any:
+            return None if expression != ".b" else JqError(expression, "refused")
+
+    obj = {"a": 1, "b": 2}
+    assert codegen.generated_functions(Document(obj, policy=EvaluationPolicy("worker")), (".a",)) is None
+    assert codegen.generated_functions(Document(obj, policy=EvaluationPolicy(stops=Refuses())), (".a", ".b")) is None
+    monkeypatch.setattr(codegen, "GENERATE_AFTER", 1)
+    monkeypatch.setattr(codegen, "_seen", {})
+    assert codegen.generated_functions(Document(obj), (".a",)) is None  # the first evaluation: the current path
+    assert built == []
+    functions = codegen.generated_functions(Document(obj), (".a",))
+    assert built == [(".a",)]
+    assert functions is not None and functions[0] is not None and functions[0](obj, {}) == [1]
+
+
+def test_a_worker_policy_reads_the_status_through_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under a worker policy the plan reads the group's results (evaluated in the worker), never generated
+    code, and gives the in-process status."""
+    karta, obj = _jobset()
+    in_process = Workload(karta, copy.deepcopy(obj), validate=False).status
+    monkeypatch.setattr(codegen, "expression_functions", lambda exprs: pytest.fail("generated code under a worker"))
+    monkeypatch.setattr(codegen, "batch_program", lambda exprs: pytest.fail("generated code under a worker"))
+    worker = Workload(karta, copy.deepcopy(obj), validate=False, policy=EvaluationPolicy("worker", deadline=30.0))
+    assert _same(worker.status, in_process)
