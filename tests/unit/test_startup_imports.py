@@ -73,6 +73,8 @@ NOT_IN_DESCRIBE = (
     "struct",
     "binascii",
     "encodings.utf_8_sig",  # _io drops a BOM itself: no codec search
+    "workload_map.cli.command_table",  # the command names: for the help and a config file only
+    "importlib.util",  # cli.deferred sets a deferred module's attributes itself
 )
 
 # what the interpreter imports at start-up (site, .pth files: certifi's imports importlib.resources and tempfile in

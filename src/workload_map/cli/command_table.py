@@ -8,8 +8,6 @@ of the CLI, so neither depends on the command modules.
 
 from __future__ import annotations
 
-import importlib.util
-
 import msgspec
 
 
@@ -31,6 +29,8 @@ class CommandSpec(msgspec.Struct, frozen=True):
     @property
     def available(self) -> bool:
         """Whether the command's module is installed (a command can be listed before its module lands)."""
+        import importlib.util  # only for the help listing (issue 19: start-up)
+
         try:
             return importlib.util.find_spec(self.module) is not None
         except ModuleNotFoundError:

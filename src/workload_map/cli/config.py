@@ -31,7 +31,6 @@ from typing import Any
 
 import msgspec
 
-from workload_map.cli.command_table import COMMANDS
 from workload_map.cli.errors import UsageError
 
 ENV_CONFIG = "WMAP_CONFIG"
@@ -111,6 +110,8 @@ def parse_config(path: str) -> Config:
     value = documents[0].value
     if not isinstance(value, Mapping):
         raise UsageError(f"config file {label} must be a mapping (key: value), not {type(value).__name__}")
+    from workload_map.cli.command_table import COMMANDS  # only with a config file (issue 19: start-up)
+
     commands = list(COMMANDS)
     known = [*GLOBAL_KEYS, *commands]
     sections: dict[str, Mapping[str, Any]] = {}

@@ -2,8 +2,8 @@
 start-up): msgspec imports `uuid` (which imports `platform`), `textwrap` and its own `inspect`, and a command needs
 none of them unless it builds a JSON schema. `cli.main.import_msgspec_alone` says which and why.
 
-A deferred module is the module object itself, made by the import system's own `module_from_spec`, with every
-attribute an import statement reads (`__name__`, `__spec__`, `__file__`, `__loader__`, `__package__`) already set:
+A deferred module is the module object itself, with every attribute the import system's own `module_from_spec`
+sets and an import statement reads (`__name__`, `__spec__`, `__file__`, `__loader__`, `__package__`) already set:
 `import platform` hands it out as it hands out any loaded module. Its code runs, in that same object, when an
 attribute it does not hold yet is first asked for (`platform.system`, `from textwrap import dedent`); from then on
 it is a plain module. `importlib.util.LazyLoader` cannot do this on Python 3.11: it runs the module at the first
@@ -16,7 +16,6 @@ import os
 import sys
 from _thread import RLock
 from importlib.machinery import PathFinder, SourceFileLoader, SourcelessFileLoader
-from importlib.util import module_from_spec
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -75,8 +74,17 @@ def _deferred(name: str) -> ModuleType | None:
     spec = _find(name, path)
     if spec is None or type(spec.loader) not in (SourceFileLoader, SourcelessFileLoader):
         return None
-    module = module_from_spec(spec)
-    module.__class__ = _Deferred
+    # what importlib.util.module_from_spec sets for a plain file module (without importing importlib.util)
+    module = _Deferred(spec.name)
+    module.__spec__ = spec
+    module.__loader__ = spec.loader
+    module.__package__ = spec.parent
+    if spec.submodule_search_locations is not None:
+        module.__path__ = spec.submodule_search_locations
+    if spec.has_location:
+        module.__file__ = spec.origin
+        if spec.cached is not None:
+            module.__cached__ = spec.cached  # type: ignore[attr-defined]
     return module
 
 
