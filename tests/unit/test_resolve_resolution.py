@@ -77,7 +77,12 @@ def test_reading_the_status_evaluates_only_the_status_expressions() -> None:
     # second evaluation in the process: `status.planned_status`), which keep nothing there
     assert set(snapshot._results) <= set(status)
     assert not set(shape) & set(snapshot._results)
-    assert resolution.component("worker").instances[""].pod_template is not None  # the structure group, one call
+    worker = resolution.component("worker")
+    # a pod template whose path is a plain path is read in place, outside the groups (`Structure.in_place`)
+    assert worker.instances[""].pod_template is not None
+    assert structure.in_place and not structure.in_place & set(snapshot._results)
+    assert set(snapshot._results) <= set(status)
+    assert worker.instances[""].scale is not None  # the structure group, one call
     assert set(shape) <= set(snapshot._results) <= set(shape) | set(status)
 
 

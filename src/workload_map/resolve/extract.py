@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from workload_map.jq.convert import normalize
 from workload_map.model import ComponentDefinition
 from workload_map.model.extensions import ResourceAliases
 from workload_map.resolve.decode import (
@@ -74,20 +75,47 @@ def instance_ids(snapshot: Snapshot, definition: ComponentDefinition) -> list[st
         raise ExtractionError(definition.name, IDS_FIELD, f"failed to extract instance ids: {exc}") from None
 
 
-def plain(
-    snapshot: Snapshot, definition: ComponentDefinition, part: PlainPart, ids: list[str]
-) -> dict[str, dict[str, Any]] | None:
-    """Instance id -> the part's object (a fresh copy); None without a path for it."""
+class PlainValues:
+    """A part read whole from one path, per instance id (pod templates, pod specs, metadata).
+
+    `read` holds the objects as the path gave them; with `in_place` they are the document's own subtrees
+    (`Snapshot.objects`), which only the request formula reads (`resources.pod_requests_in_place`), never handed
+    out. `normalised()` is what every reader is given: gojq's view (keys sorted, integral floats as ints), a copy
+    made on first use when `in_place`, else `read` itself (already the jq Document's normalised outputs)."""
+
+    __slots__ = ("_normalised", "in_place", "read")
+
+    def __init__(self, read: dict[str, dict[str, Any]], in_place: bool) -> None:
+        self.read = read
+        self.in_place = in_place
+        self._normalised: dict[str, dict[str, Any]] | None = None if in_place else read
+
+    @property
+    def ready(self) -> bool:
+        """Whether `normalised()` has been made (callers that share the part make it under their lock)."""
+        return self._normalised is not None
+
+    def normalised(self) -> dict[str, dict[str, Any]]:
+        found = self._normalised
+        if found is None:
+            copied = normalize(self.read)  # one round trip for every instance; its keys come back sorted
+            found = self._normalised = {key: copied[key] for key in self.read}
+        return found
+
+
+def plain(snapshot: Snapshot, definition: ComponentDefinition, part: PlainPart, ids: list[str]) -> PlainValues | None:
+    """Instance id -> the part's object; None without a path for it."""
     path = plain_path(definition, part)
     if path is None:
         return None
+    outputs, in_place = snapshot.objects(path, definition.name, part.field)
     values = _decode_each(
         definition.name,
         part.field,
-        snapshot.outputs(path, definition.name, part.field),
+        outputs,
         lambda index, value: decode_object(index, value, part.wanted),
     )
-    return _zip(definition, part.field, ids, values)
+    return PlainValues(_zip(definition, part.field, ids, values), in_place)
 
 
 def fragmented(
@@ -234,6 +262,7 @@ __all__ = [
     "SPEC",
     "TEMPLATE",
     "PlainPart",
+    "PlainValues",
     "fragmented",
     "instance_ids",
     "plain",

@@ -35,6 +35,7 @@ from workload_map.resolve.results import (
 from workload_map.resolve.snapshot import Snapshot
 from workload_map.resolve.structure import ComponentSlot, Structure
 from workload_map.resources import QuantityError, ResourceList, ResourceSpecError, fragmented_requests, pod_requests
+from workload_map.resources.formula import pod_requests_in_place
 
 # the parts of a component (the keys of its cache), in the order their errors are reported
 PART_IDS: Final = "ids"
@@ -266,8 +267,18 @@ class ResolvedComponent(_Frozen):
         found = self._part(PART_IDS)
         return None if isinstance(found, _Failed) else found
 
+    def _value(self, found: Any) -> Any:
+        """A part as readers get it: a plain part (`extract.PlainValues`) normalised (copied on first use when it
+        was read in place)."""
+        if type(found) is not extract.PlainValues:
+            return found
+        if found.ready:
+            return found.normalised()
+        with self._lock:
+            return found.normalised()
+
     def _column(self, key: str) -> Mapping[str, Any]:
-        found = self._part(key)
+        found = self._value(self._part(key))
         return found if isinstance(found, dict) else _EMPTY
 
     def _template(self, instance_id: str) -> dict[str, Any] | None:
@@ -285,7 +296,12 @@ class ResolvedComponent(_Frozen):
 
     def _lenient(self, key: str) -> Any:
         found = self._part(key)
-        return None if isinstance(found, _Failed) else found
+        return None if isinstance(found, _Failed) else self._value(found)
+
+    def _read(self, key: str) -> extract.PlainValues | None:
+        """A plain part as read (maybe in place: for the request formula only), or None (no path, or failed)."""
+        found = self._part(key)
+        return found if type(found) is extract.PlainValues else None
 
     def _requests(self) -> Mapping[str, ResourceList | ComponentError]:
         found = self._part(PART_REQUESTS)
@@ -296,7 +312,7 @@ class ResolvedComponent(_Frozen):
         out: dict[str, ResourceList | ComponentError] = {}
         if not self.has_pod_definition:
             return out
-        templates, specs = self._lenient(PART_TEMPLATES), self._lenient(PART_SPECS)
+        templates, specs = self._read(PART_TEMPLATES), self._read(PART_SPECS)
         fragments = self._lenient(PART_FRAGMENTED)
         for instance_id in self._ids() or ():
             where = f" of instance {instance_id!r}" if instance_id else ""
@@ -304,19 +320,35 @@ class ResolvedComponent(_Frozen):
             try:
                 if templates is not None:
                     field = extract.TEMPLATE.field
-                    template = templates.get(instance_id)
-                    spec = template.get("spec") if isinstance(template, dict) else None
-                    out[instance_id] = pod_requests(spec if isinstance(spec, dict) else {}, self._aliases)
+                    out[instance_id] = self._pod_requests(templates, instance_id, True)
                 elif specs is not None:
                     field = extract.SPEC.field
-                    pod_spec = specs.get(instance_id)
-                    out[instance_id] = pod_requests(pod_spec if isinstance(pod_spec, dict) else {}, self._aliases)
+                    out[instance_id] = self._pod_requests(specs, instance_id, False)
                 elif fragments is not None and instance_id in fragments:
                     field = extract.FRAGMENTED_FIELD
                     out[instance_id] = fragmented_requests(fragments[instance_id].to_dict(), self._aliases)
             except (QuantityError, ResourceSpecError) as error:
                 out[instance_id] = ComponentError(self.name, field, f"cannot count the requests{where}: {error}")
         return out
+
+    def _pod_requests(self, part: extract.PlainValues, instance_id: str, template: bool) -> ResourceList:
+        """One replica's requests from a pod template (`template`) or a pod spec: read where the part was read,
+        when it was read in place and the formula can vouch for the same answer there, else from its normalised
+        copy (which gives any error with the message it always had)."""
+        if part.in_place:
+            spec = part.read.get(instance_id)
+            if template:
+                spec = spec.get("spec") if type(spec) is dict else None
+            if spec is None:
+                return pod_requests({}, self._aliases)
+            if type(spec) is dict:
+                found = pod_requests_in_place(spec, self._aliases)
+                if found is not None:
+                    return found
+        spec = self._value(part).get(instance_id)
+        if template:
+            spec = spec.get("spec") if isinstance(spec, dict) else None
+        return pod_requests(spec if isinstance(spec, dict) else {}, self._aliases)
 
     # --- what a consumer reads -------------------------------------------------------------------------------
 
@@ -434,7 +466,7 @@ class ResolvedComponent(_Frozen):
         found = self._part(key)
         if isinstance(found, (_Failed, _WithErrors)):
             raise found.errors[0]
-        return found
+        return self._value(found)
 
 
 class _WithErrors(_Failed):

@@ -17,6 +17,8 @@ from typing import Any
 
 from workload_map.jq import Document, EvaluationPolicy, JqError
 from workload_map.jq.codegen import evaluate_batch
+from workload_map.jq.engine import MAX_RESULTS
+from workload_map.jq.fastpath import NotPlainError, compile_fast_raw
 from workload_map.resolve._json import json_copy, plain_identity
 from workload_map.resolve.errors import ExtractionError
 
@@ -46,7 +48,17 @@ def _group_of(plan: Sequence[Sequence[str]]) -> dict[str, Sequence[str]]:
 class Snapshot:
     """The object at one moment and everything evaluated on it (never mutated once built)."""
 
-    __slots__ = ("_copy", "_document", "_group_of", "_identity_plain", "_lock", "_results", "_source", "policy")
+    __slots__ = (
+        "_copy",
+        "_document",
+        "_group_of",
+        "_identity_plain",
+        "_in_place",
+        "_lock",
+        "_results",
+        "_source",
+        "policy",
+    )
 
     def __init__(
         self,
@@ -71,6 +83,7 @@ class Snapshot:
         self._group_of = _group_of(plan)
         self._document = Document(obj, policy=policy)
         self._results: dict[str, list[Any] | JqError] = {}
+        self._in_place: dict[str, list[Any] | None] = {}  # what `objects` read in place (None: it could not)
         # evaluation fills the cache once; a lock keeps two threads reading one resolution from converting twice
         self._lock = allocate_lock()
 
@@ -132,6 +145,42 @@ class Snapshot:
         if isinstance(result, JqError):
             raise ExtractionError(component, field, f"{result.kind}: {result.message}") from result
         return result
+
+    def objects(self, expr: str, component: str, field: str) -> tuple[list[Any], bool]:
+        """The outputs of a path whose outputs are objects a reader only reads (a pod template, spec or metadata),
+        and whether they are the document's own: `(outputs, True)` when `expr` is a plain path in no group of the
+        plan (`Structure.in_place`) whose every output, read in place, is an object or null; else
+        `(self.outputs(expr, ...), False)`. Outputs read in place are the document's own subtrees, in its key
+        order: never hand them out or change them; `convert.normalize` of one is what `outputs` would give."""
+        found = self._in_place.get(expr)
+        if found is None and expr not in self._in_place:
+            with self._lock:
+                if expr not in self._in_place:
+                    self._in_place[expr] = self._read_in_place(expr)
+                found = self._in_place[expr]
+        if found is None:
+            return self.outputs(expr, component, field), False
+        return found, True
+
+    def _read_in_place(self, expr: str) -> list[Any] | None:
+        if expr in self._group_of or expr in self._results:
+            return None  # evaluated with its group anyway
+        policy = self.policy
+        if policy.stops is not None and policy.refusal(expr) is not None:
+            return None  # `outputs` gives the refusal
+        read = compile_fast_raw(expr)
+        if read is None:
+            return None
+        try:
+            found = read(self._document.obj)
+        except (JqError, NotPlainError):  # the error's text, or what normalising changes, is the Document's to say
+            return None
+        if len(found) >= MAX_RESULTS:
+            return None
+        for output in found:
+            if output is not None and type(output) is not dict:
+                return None  # a scalar, an array or a typed value: the decoding and its message read it normalised
+        return found
 
     def paths(self, expr: str) -> list[list[Any]]:
         """The paths `expr` selects (for write-back); raises `JqError`."""

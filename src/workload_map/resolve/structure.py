@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import msgspec
 
+from workload_map.jq.fastpath import compile_fast_raw
 from workload_map.model import ComponentDefinition, Karta
 from workload_map.model.extensions import ResourceAliases, resource_aliases
 from workload_map.resolve.reasons import reason_expressions
@@ -46,6 +47,10 @@ class Structure(msgspec.Struct, frozen=True):
     plan_groups: tuple[tuple[str, ...], ...] = ()
     # the definition's `workloadmap.io/resource-aliases` / `resources-shape` (None: it sets neither)
     resource_aliases: ResourceAliases | None = None
+    # pod template, pod spec and metadata paths that are plain paths and nothing else of the definition: read in
+    # place (`Snapshot.objects`), in no group, so the objects they give are copied (normalised) only when a reader
+    # is handed them, and the request formula reads them where they are
+    in_place: frozenset[str] = frozenset()
 
     def children_of(self, name: str) -> tuple[str, ...]:
         return self.children.get(name, ())
@@ -89,7 +94,10 @@ def _build(karta: Karta) -> Structure:
             children.setdefault(child.owner_ref, []).append(child.name)
     expressions = tuple(dict.fromkeys(expr for component in karta.components for expr in _expressions(component)))
     status = tuple(dict.fromkeys(expr for component in karta.components for expr in _status_expressions(component)))
-    shape = tuple(expr for expr in expressions if expr not in status)
+    objects = {path for component in karta.components for path in _object_paths(component)}
+    others = {expr for component in karta.components for expr in _expressions(component, objects=False)}
+    in_place = frozenset(path for path in objects if path not in others and compile_fast_raw(path) is not None)
+    shape = tuple(expr for expr in expressions if expr not in status and expr not in in_place)
     return Structure(
         karta=karta,
         root=root.name,
@@ -98,18 +106,28 @@ def _build(karta: Karta) -> Structure:
         expressions=expressions,
         plan_groups=tuple(group for group in (shape, status) if group),
         resource_aliases=resource_aliases(karta.metadata.annotations if karta.metadata else None),
+        in_place=in_place,
     )
 
 
-def _expressions(component: ComponentDefinition) -> Iterator[str]:
-    """Every workload-side expression of a component (pod selectors run on pods, actions are writes)."""
-    if component.instance_id_path:
-        yield component.instance_id_path
+def _object_paths(component: ComponentDefinition) -> Iterator[str]:
+    """The paths of a component whose outputs are objects read whole: pod template, pod spec, metadata."""
     spec = component.spec_definition
     if spec is not None:
         for path in (spec.pod_template_spec_path, spec.pod_spec_path, spec.metadata_path):
             if path:
                 yield path
+
+
+def _expressions(component: ComponentDefinition, *, objects: bool = True) -> Iterator[str]:
+    """Every workload-side expression of a component (pod selectors run on pods, actions are writes); without
+    its object paths (`_object_paths`) unless `objects`."""
+    if component.instance_id_path:
+        yield component.instance_id_path
+    spec = component.spec_definition
+    if objects:
+        yield from _object_paths(component)
+    if spec is not None:
         fragmented = spec.fragmented_pod_spec_definition
         if fragmented is not None:
             for item in FRAGMENTED_FIELDS:

@@ -30,6 +30,7 @@ __all__ = [
     "is_extended_resource",
     "is_gpu",
     "pod_requests",
+    "pod_requests_in_place",
     "scale",
     "total",
 ]
@@ -73,6 +74,21 @@ def pod_requests(pod_spec: Mapping[str, Any], aliases: ResourceAliases | None = 
     own resource keys in the containers' resources first.
     """
     return _fractions(_pod_nanos(pod_spec, aliases))
+
+
+def pod_requests_in_place(pod_spec: Mapping[str, Any], aliases: ResourceAliases | None = None) -> ResourceList | None:
+    """``pod_requests`` of the normalised form of ``pod_spec`` (``jq.convert.normalize``: keys sorted, integral
+    floats as ints), read from ``pod_spec`` as it stands, without the copy; None when reading in place cannot vouch
+    for the same answer: anything but plain JSON types where the formula reads (a float amount, a key that is not
+    a string, a tuple, a typed value), a definition's resource aliases, or any error (normalise the spec and call
+    ``pod_requests`` then: it gives the result or the error with its message). The resource names come in the order
+    the normalised spec gives them (its keys sorted)."""
+    if aliases is not None and aliases.aliases:
+        return None
+    try:
+        return _fractions(_pod_nanos(pod_spec, None, in_place=True))
+    except (_NotInPlaceError, QuantityError, ResourceSpecError):
+        return None
 
 
 def fragmented_requests(fragment: Mapping[str, Any], aliases: ResourceAliases | None = None) -> ResourceList:
@@ -182,8 +198,21 @@ def accelerator_names(requests: Mapping[str, Fraction], extra_gpu_names: Iterabl
 # internals: amounts are whole nano units while summing (exact, and much faster than Fraction arithmetic)
 
 
+class _NotInPlaceError(WorkloadMapError):
+    """Reading in place (`pod_requests_in_place`) met a value the normalised spec may read differently."""
+
+
+def _fraction_uncached(nanos: int) -> Fraction:
+    return Fraction(nanos, NANO)
+
+
+# Fractions are immutable, so one object per amount is shared by every result: making one (a gcd, two ints) cost
+# more than the rest of a container's requests (benchmarks/RESULTS.md, 2026-12-01 session 17)
+_fraction: Final = lru_cache(maxsize=4096)(_fraction_uncached)
+
+
 def _fractions(nanos: _NanoList) -> ResourceList:
-    return {name: Fraction(amount, NANO) for name, amount in nanos.items()}
+    return {name: _fraction(amount) for name, amount in nanos.items()}
 
 
 def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
@@ -201,19 +230,48 @@ def _label(container: object, field: str, index: int) -> str:
     return f"{field}[{index}]"
 
 
-def _mapping(value: object, what: str) -> Mapping[str, Any]:
+def _mapping(value: object, what: str, in_place: bool = False) -> Mapping[str, Any]:
+    if in_place and type(value) is not dict:
+        raise _NotInPlaceError
     if not _is_mapping(value):
         raise ResourceSpecError(f"{what}: expected an object, got {type(value).__name__}")
     return value
 
 
-def _list(parent: Mapping[str, Any], key: str, what: str) -> list[Any]:
+def _list(parent: Mapping[str, Any], key: str, what: str, in_place: bool = False) -> list[Any]:
     value = parent.get(key)
     if value is None:
         return []
+    if in_place and type(value) is not list:
+        raise _NotInPlaceError
     if not isinstance(value, list):
         raise ResourceSpecError(f"{what} {key}: expected a list, got {type(value).__name__}")
     return value
+
+
+def _resource_list_in_place(value: object) -> _NanoList:
+    """`_resource_list` of a value read in place, as its normalised form reads: names sorted, string, int and null
+    amounts only (a float may be one normalising turns into an int, and then its message would differ)."""
+    if value is None:
+        return {}
+    if type(value) is not dict:
+        raise _NotInPlaceError
+    names = list(value)
+    for name in names:
+        if type(name) is not str:
+            raise _NotInPlaceError
+    names.sort()  # normalised keys are in the byte order of their UTF-8 text, which is code point order
+    result: _NanoList = {}
+    for name in names:
+        raw = value[name]
+        kind = type(raw)
+        if kind is str:
+            result[name] = _stored_nanos(raw)
+        elif kind is int or raw is None:
+            result[name] = _stored_nanos_uncached(raw)
+        else:
+            raise _NotInPlaceError
+    return result
 
 
 def _resource_list(value: object, field: str, aliases: ResourceAliases | None = None) -> _NanoList:
@@ -309,6 +367,29 @@ def _container_nanos(container: object, label: str, aliases: ResourceAliases | N
     return _requirements_nanos(_mapping(container, label).get("resources"), f"{label} resources", aliases)
 
 
+def _container_in_place(container: object) -> _NanoList:
+    """`_container_nanos` read in place (no labels: an error is told by the normalised reading)."""
+    if type(container) is not dict:
+        raise _NotInPlaceError
+    resources = container.get("resources")
+    if resources is None:
+        return {}
+    if type(resources) is not dict:
+        raise _NotInPlaceError
+    requests = _resource_list_in_place(resources.get("requests"))
+    for name, amount in _resource_list_in_place(resources.get("limits")).items():
+        requests.setdefault(name, amount)
+    return requests
+
+
+def _container_amounts(
+    container: object, field: str, index: int, aliases: ResourceAliases | None, in_place: bool
+) -> _NanoList:
+    if in_place:
+        return _container_in_place(container)
+    return _container_nanos(container, _label(container, field, index), aliases)
+
+
 def _add_into(target: _NanoList, amounts: _NanoList) -> None:
     for name, amount in amounts.items():
         target[name] = target.get(name, 0) + amount
@@ -324,19 +405,24 @@ def _is_pod_level_resource(name: str) -> bool:
     return name in _OVERCOMMITTABLE_POD_LEVEL or name.startswith("hugepages-")
 
 
-def _pod_nanos(spec: object, aliases: ResourceAliases | None = None) -> _NanoList:
-    spec = _mapping(spec, "pod spec")
+def _pod_nanos(spec: object, aliases: ResourceAliases | None = None, *, in_place: bool = False) -> _NanoList:
+    """The pod's requests in nano units. `in_place`: `spec` is read as it stands and must read as its normalised
+    form does (`_NotInPlaceError` where it may not; see `pod_requests_in_place`)."""
+    spec = _mapping(spec, "pod spec", in_place)
     result: _NanoList = {}
-    for index, container in enumerate(_list(spec, "containers", "pod spec")):
-        _add_into(result, _container_nanos(container, _label(container, "containers", index), aliases))
+    for index, container in enumerate(_list(spec, "containers", "pod spec", in_place)):
+        _add_into(result, _container_amounts(container, "containers", index, aliases, in_place))
 
     # Init containers run one after another; a sidecar (restartPolicy: Always) keeps running, so it adds to the
     # pod's steady state and to every init container that starts after it.
     sidecars: _NanoList = {}
     init_peak: _NanoList = {}
-    for index, container in enumerate(_list(spec, "initContainers", "pod spec")):
-        amounts = _container_nanos(container, _label(container, "initContainers", index), aliases)
-        if container.get("restartPolicy") == "Always":
+    for index, container in enumerate(_list(spec, "initContainers", "pod spec", in_place)):
+        amounts = _container_amounts(container, "initContainers", index, aliases, in_place)
+        restart = container.get("restartPolicy")
+        if in_place and not (restart is None or type(restart) is str):
+            raise _NotInPlaceError  # a typed value may compare otherwise than the string it normalises to
+        if restart == "Always":
             _add_into(result, amounts)
             _add_into(sidecars, amounts)
             _max_into(init_peak, sidecars)
@@ -350,10 +436,16 @@ def _pod_nanos(spec: object, aliases: ResourceAliases | None = None) -> _NanoLis
     # already request that CPU or memory (then the pod-level request defaults to the containers' figure).
     pod_level = spec.get("resources")
     if pod_level is not None:
+        if in_place and type(pod_level) is not dict:
+            raise _NotInPlaceError
         if not _is_mapping(pod_level):
             raise ResourceSpecError(f"pod-level resources: expected an object, got {type(pod_level).__name__}")
-        requests = _resource_list(pod_level.get("requests"), "pod-level resources.requests")
-        limits = _resource_list(pod_level.get("limits"), "pod-level resources.limits")
+        if in_place:
+            requests = _resource_list_in_place(pod_level.get("requests"))
+            limits = _resource_list_in_place(pod_level.get("limits"))
+        else:
+            requests = _resource_list(pod_level.get("requests"), "pod-level resources.requests")
+            limits = _resource_list(pod_level.get("limits"), "pod-level resources.limits")
         for name, amount in limits.items():
             if _is_pod_level_resource(name) and name not in requests:
                 if name in _OVERCOMMITTABLE_POD_LEVEL and name in result:
@@ -363,5 +455,6 @@ def _pod_nanos(spec: object, aliases: ResourceAliases | None = None) -> _NanoLis
             if _is_pod_level_resource(name):
                 result[name] = amount
 
-    _add_into(result, _resource_list(spec.get("overhead"), "overhead"))
+    overhead = spec.get("overhead")
+    _add_into(result, _resource_list_in_place(overhead) if in_place else _resource_list(overhead, "overhead"))
     return result
