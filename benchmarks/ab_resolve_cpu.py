@@ -7,8 +7,9 @@ Each case is timed with `time.process_time` (the CPU this process used, not the 
 machine with a load average near 10 the wall clock of one `json.loads` moved 80-1260 us between rounds, CPU time
 by tens of percent), between two `json.loads` baselines of the same object's text; printed: the median ratio over
 ROUNDS. Cases: complete resolution (`Workload(...).resolve().ok`) of bench_resolve's 19 KB JobSet and of one with 8
-replicated jobs (38 KB, past 500 containers); its status alone (and, where the revision has it, with
-`from_json=True` on the object decoded from its JSON text, as the CLI gives listed objects); bench_jq's 25
+replicated jobs (38 KB, past 500 containers); its status alone (and, where the revision has it, the status and
+the complete resolution with `from_json=True` on the object decoded from its JSON text, as the CLI gives listed
+objects); bench_jq's 25
 expressions through `Document.evaluate_many`; the public `jq.evaluate` on a deep plain path of a 9 KB object
 (bench_jq_fastpath's row).
 Run it with each revision's own venv python (`benchmarks/compare.py` makes them under /tmp/wmap-compare): the cases
@@ -59,6 +60,12 @@ def _cases() -> dict[str, tuple[Callable[[], object], Any]]:
     if "from_json" in inspect.signature(Workload).parameters:  # since issue 19's getspeed work: a decoder's output
         decoded = json.loads(json.dumps(obj))
         cases["status 19KB from_json"] = (lambda: Workload(karta, decoded, from_json=True).status.phase, decoded)
+
+        def complete_decoded() -> None:  # what the CLI and the informer pass: a decoder's output
+            resolution = Workload(karta, decoded, from_json=True).resolve()
+            assert resolution.ok, resolution.errors
+
+        cases["complete 19KB from_json"] = (complete_decoded, decoded)
     return cases
 
 
