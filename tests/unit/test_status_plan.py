@@ -31,7 +31,7 @@ from workload_map.jq import Document, EvaluationPolicy, JqError, codegen
 from workload_map.jq.policy import INPROCESS
 from workload_map.model import Karta
 from workload_map.resolve import Workload, _json, status
-from workload_map.resolve.errors import ExtractionError
+from workload_map.resolve.errors import ExtractionError, GVKMismatchError
 from workload_map.resolve.snapshot import Snapshot
 from workload_map.resolve.structure import structure_of
 
@@ -262,3 +262,26 @@ def test_a_worker_policy_reads_the_status_through_the_worker(monkeypatch: pytest
     monkeypatch.setattr(codegen, "batch_program", lambda exprs: pytest.fail("generated code under a worker"))
     worker = Workload(karta, copy.deepcopy(obj), validate=False, policy=EvaluationPolicy("worker", deadline=30.0))
     assert _same(worker.status, in_process)
+
+
+def test_the_kind_check_still_refuses_another_kind_after_a_pass() -> None:
+    """The last (definition, GVK) pair that passed is remembered, not every pair: another kind through the same
+    definition is still refused, with the same message, and a passing one after it passes."""
+    karta, obj = _jobset()
+    Workload(karta, copy.deepcopy(obj), validate=False)
+    wrong = copy.deepcopy(obj)
+    wrong["kind"] = "jobset"
+    for _ in range(2):
+        with pytest.raises(GVKMismatchError, match="kinds are case-sensitive"):
+            Workload(karta, copy.deepcopy(wrong), validate=False)
+    assert Workload(karta, copy.deepcopy(obj), validate=False).object_gvk == Workload(karta, obj).object_gvk
+
+
+def test_the_status_is_read_without_making_the_components() -> None:
+    karta, obj = _jobset()
+    workload = Workload(karta, obj, validate=False)
+    status_read = workload.status
+    assert workload._built is None  # `Workload.status` made no Component
+    assert status_read == workload.root.status == workload.resolve().status
+    assert list(workload.components) == [karta.root.name, *(child.name for child in karta.children)]
+    assert workload.root is workload.component(karta.root.name)

@@ -21,7 +21,7 @@ from workload_map.resolve.errors import (
     InvalidObjectError,
     SuspendNotSupported,
 )
-from workload_map.resolve.resolution import Resolution
+from workload_map.resolve.resolution import PART_STATUS, Resolution
 from workload_map.resolve.results import ObjectRef, WorkloadStatus
 from workload_map.resolve.session import Session
 from workload_map.resolve.structure import structure_of
@@ -75,7 +75,8 @@ class Workload:
             raise ArgumentTypeError("from_json", "True or False", from_json)
         related = _related(related)
         if validate:
-            _check_definition(definition)
+            if not is_validated(definition):  # the catalog's are (a call less per workload `wmap get` lists)
+                _check_definition(definition)
         elif not is_validated(definition):  # a validated definition has passed the depth rule too
             from workload_map.validation.rules import component_depth_findings
 
@@ -97,15 +98,26 @@ class Workload:
         identity_plain = plain_identity(document) if shared else None  # checked once: the resolution's identity too
         self.object_gvk = _object_gvk(document if not shared or identity_plain else json_copy(document))
         if check_gvk:
-            _check_gvk(definition, self.object_gvk)
+            checked = _CHECKED_GVK
+            if checked is None or checked[0] is not definition or checked[1] is not self.object_gvk:
+                _check_gvk(definition, self.object_gvk)
         self.policy = INPROCESS if policy is None else policy
         structure = structure_of(definition)
         self._session = Session(
             document, structure, policy=self.policy, related=related, shared=shared, identity_plain=identity_plain
         )
-        self._components: dict[str, Component] = {}
-        for name, slot in structure.slots.items():
-            self._components[name] = Component(slot, self._session, self._components)
+        self._root = structure.root
+        self._built: dict[str, Component] | None = None  # the components, made on first use (`.status` needs none)
+
+    @property
+    def _components(self) -> dict[str, Component]:
+        built = self._built
+        if built is None:
+            built = {}
+            for name, slot in self._session.structure.slots.items():
+                built[name] = Component(slot, self._session, built)
+            self._built = built
+        return built
 
     def __repr__(self) -> str:
         ref = self.object_ref
@@ -156,10 +168,11 @@ class Workload:
     @property
     def status(self) -> WorkloadStatus:
         """The root's status: primary `phase`, all matched `phases`, `raw_phase`, `conditions`."""
-        status = self.root.status
+        # what `self.root.status` reads (`Component.status`), without making the components
+        status: WorkloadStatus | None = self._session.resolution.components[self._root].strict(PART_STATUS)
         if status is None:
             raise ExtractionError(
-                self.root.name, "statusDefinition", "the root component has no statusDefinition; add one to read status"
+                self._root, "statusDefinition", "the root component has no statusDefinition; add one to read status"
             )
         return status
 
@@ -274,14 +287,32 @@ def _related(related: Any) -> tuple[Mapping[str, Any], ...]:
     return found
 
 
+# (apiVersion, kind) -> its GVK (frozen, so one object serves every workload of that kind); bounded
+_GVKS: dict[tuple[str, str], GVK] = {}
+_GVKS_MAX = 1024
+# the last (definition, GVK) pair `_check_gvk` passed (GVKs come from `_GVKS`, so identity is equality here): the
+# objects of one LIST pass it once, not once each
+_CHECKED_GVK: tuple[Karta, GVK] | None = None
+
+
 def _object_gvk(obj: Mapping[str, Any]) -> GVK | None:
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if type(api_version) is str and type(kind) is str and api_version and kind:
+        found = _GVKS.get((api_version, kind))
+        if found is not None:
+            return found
     if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
         return None
-    return GVK.from_api_version(api_version, kind)
+    gvk = GVK.from_api_version(api_version, kind)
+    if type(api_version) is str and type(kind) is str:
+        if len(_GVKS) >= _GVKS_MAX:
+            _GVKS.clear()
+        _GVKS[(api_version, kind)] = gvk
+    return gvk
 
 
 def _check_gvk(definition: Karta, actual: GVK | None) -> None:
+    global _CHECKED_GVK
     expected = definition.root_gvk
     if expected is None or not expected.kind:
         return
@@ -302,6 +333,7 @@ def _check_gvk(definition: Karta, actual: GVK | None) -> None:
             expected=str(expected),
             actual=str(actual),
         )
+    _CHECKED_GVK = (definition, actual)
 
 
 def _check_definition(definition: Karta) -> None:
