@@ -75,6 +75,11 @@ NOT_IN_DESCRIBE = (
     "encodings.utf_8_sig",  # _io drops a BOM itself: no codec search
     "workload_map.cli.command_table",  # the command names: for the help and a config file only
     "importlib.util",  # cli.deferred sets a deferred module's attributes itself
+    # -o json: the tree renderer is imported for a tree only (a view's Origin is cli.render.origin)
+    "workload_map.cli.render.tree",
+    "workload_map.cli.render.text",
+    "workload_map.cli.render.hints",
+    "workload_map.cli.render.fmt",
 )
 
 # what the interpreter imports at start-up (site, .pth files: certifi's imports importlib.resources and tempfile in

@@ -17,10 +17,8 @@ import msgspec
 from workload_map.cli.context import state
 from workload_map.cli.pipeline import ResolvedWorkload
 from workload_map.cli.render import machine
-from workload_map.cli.render.fmt import accelerator_labels, cpu_text, memory_text
+from workload_map.cli.render.origin import Origin
 from workload_map.cli.render.shape import Group
-from workload_map.cli.render.text import Line, write_lines
-from workload_map.cli.render.tree import Origin, TreeOptions, render_workload
 from workload_map.model.extensions import (
     COPIES,
     GROUPS,
@@ -33,6 +31,7 @@ from workload_map.resolve import ResolveError
 from workload_map.view import SCHEMA_VERSION, WorkloadView, build_view
 
 if TYPE_CHECKING:
+    from workload_map.cli.render.text import Line
     from workload_map.pods import Owners
 
 LIST_KIND = "WorkloadViewList"
@@ -232,6 +231,8 @@ def _sum(views: Sequence[WorkloadView], resource: str) -> Fraction:
 
 def grand_total(views: Sequence[WorkloadView]) -> str:
     """`Total of 3 workloads: 17 replicas, 105 GPUs, CPU 85, memory 474Gi` (accelerators named too)."""
+    from workload_map.cli.render.fmt import accelerator_labels, cpu_text, memory_text
+
     replicas = sum(view.replicas.desired for view in views)
     gpus = sum(view.resources.gpus for view in views)
     accelerators: dict[str, int] = {}
@@ -261,6 +262,10 @@ def write_views(
         else:
             machine.write(view_list([item.view for item in items]), fmt, out)
         return
+    # the tree renderer only for a tree: -o json|yaml never imports it (issue 19: start-up)
+    from workload_map.cli.render.text import write_lines
+    from workload_map.cli.render.tree import TreeOptions, render_workload
+
     color = state().color(out)
     encoding = (getattr(out, "encoding", "") or "").lower().replace("-", "")
     options = TreeOptions(

@@ -32,6 +32,7 @@ import msgspec
 
 from workload_map.cli.render import hints
 from workload_map.cli.render.fmt import accelerator_labels, accelerators_text, age, cpu_text, memory_text
+from workload_map.cli.render.origin import Origin
 from workload_map.cli.render.shape import Group, Row, shape, table_names
 from workload_map.cli.render.text import PHASE_STYLES, Cell, Line, align, plain, seg
 
@@ -49,26 +50,6 @@ class TreeOptions(msgspec.Struct, frozen=True):
     width: int = 80
     unicode: bool = False
     now: datetime.datetime | None = None
-
-
-class Origin(msgspec.Struct, frozen=True):
-    """What the renderer is told besides the view: where a file-mode workload came from, whether its manifest
-    carried a status, and the version its definition was written for when it is another version (fallback)."""
-
-    source: str | None = None
-    manifest_status: bool | None = None
-    definition_version: str | None = None
-    generated_name: bool = False  # the manifest gives only a generateName (the API server adds a suffix)
-    # multi-instance components whose instance path finds no instance (an empty JobSet's replicatedJobs)
-    empty_components: tuple[str, ...] = ()
-    # (component, instance id; "" for a single instance) of pod-bearing instances without a pod template
-    no_pod_template: frozenset[tuple[str, str]] = frozenset()
-    # component name -> what the text calls it (the definition's workloadmap.io/display-names)
-    display_names: Mapping[str, str] = msgspec.field(default_factory=dict)
-    # (component, instance id) -> the objects of its kind an instance stands for (workloadmap.io/copies)
-    copies: Mapping[tuple[str, str], int] = msgspec.field(default_factory=dict)
-    # (component, instance id) -> the heading it is shown under (workloadmap.io/groups)
-    groups: Mapping[tuple[str, str], Group] = msgspec.field(default_factory=dict)
 
 
 # --- entries of the tree ------------------------------------------------------------------------------------
