@@ -59,6 +59,7 @@ KINDS = {
     "VirtualMachine",
     "ScheduledWorkflow",
     "LLMInferenceService",
+    "MiniCluster",
 }
 
 

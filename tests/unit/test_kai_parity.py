@@ -50,6 +50,8 @@ DIFFERENCES: dict[str, tuple[str, bool]] = {
     "leaderworkerset.yaml:single-segment-size-minus-one-equal-to-segment": ("counts the leader into it twice", False),
     "leaderworkerset.yaml:leader-ready-segments-leader-unscheduled": ("makes no PodGroup for the leader", False),
     "llminferenceservice.yaml:multi-node-group-default-grouper": ("KAI has no grouper for it", False),
+    "minicluster.yaml:no-grouper-default-one-podgroup": ("KAI has no MiniCluster grouper", False),
+    "minicluster.yaml:services-pod-in-the-same-podgroup": ("KAI has no MiniCluster grouper", False),
     "raycluster.yaml:suspended-worker-group-still-counted": ("KubeRay creates none of its pods", False),
     "raycluster.yaml:min-replicas-above-replicas": ("KubeRay raises `replicas` to `minReplicas`", False),
     "rayjob.yaml:cluster-name-not-in-status": ("before the RayCluster exists", False),
