@@ -348,3 +348,31 @@ def test_the_kueue_export_asks_for_every_broker_of_the_gang() -> None:
     manifests = export(plan(_workload(_minicluster()).resolve()), "kueue", queue="hpc-queue")
     counts = [pod_set["count"] for doc in manifests for pod_set in doc.get("spec", {}).get("podSets", [])]
     assert sum(counts) == 4
+
+
+def test_the_pod_grouper_files_the_brokers_under_the_minicluster_and_groups_them_once() -> None:
+    """The controller's index (cluster.index) and grouping: the Job, owned by the MiniCluster, is an owner on the
+    pods' chains, not a workload of its own (as KAI takes the MiniCluster as the top owner); the KAI objects are one
+    PodGroup owned by the MiniCluster, and each unscheduled broker is linked to it."""
+    from workload_map.cluster.index import WorkloadIndex
+    from workload_map.cluster.owners import controller_of
+    from workload_map.controller.grouping import grouping_for
+
+    obj, job = _minicluster(), _job()
+    pods = [copy.deepcopy(pod) for pod in _pods()]
+    for pod in pods:
+        del pod["spec"]["nodeName"]  # pending: the grouper links only pods not yet bound
+    assert controller_of(job) is not None and controller_of(obj) is None
+    index = WorkloadIndex()
+    index.set_workload(obj)
+    index.set_owner(job)
+    for pod in pods:
+        index.set_pod(pod)
+    uid = obj["metadata"]["uid"]
+    assert sorted(pod["metadata"]["name"] for pod in index.pods_of(uid)) == sorted(p["metadata"]["name"] for p in pods)
+    grouping = grouping_for(_workload(obj).resolve(), index.pods_of(uid), "kai")
+    (pod_group,) = grouping.objects
+    assert pod_group["spec"]["minMember"] == 4
+    assert [ref["kind"] for ref in pod_group["metadata"]["ownerReferences"]] == ["MiniCluster"]
+    assert sorted(grouping.pod_patches) == sorted(f"hpc/{p['metadata']['name']}" for p in pods)
+    assert grouping.unplaced == []
