@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workload_map._limits import MAX_DEPTH
-from workload_map.resolve._json import _too_deep, get_path, jq_tostring, merge_patch
+from workload_map.resolve._json import _ENCODER, _too_deep, _walk_too_deep, get_path, jq_tostring, merge_patch
 
 
 @pytest.mark.parametrize(
@@ -111,9 +111,13 @@ _WRAPS: list[Callable[[Any, int], Any]] = [
 @pytest.mark.parametrize("depth", [0, 1, 498, 499, 500, 501, 502, 700])
 def test_the_depth_check_answers_as_the_plain_walk(wrap: Callable[[Any, int], Any], depth: int) -> None:
     value = {"spec": _nested(depth, wrap), "wide": [{"env": [{"name": str(i)} for i in range(300)]}]}
-    data = b"[" * 600  # past the container count, so the walk runs
-    assert _too_deep(value, data) == _reference_depth_over(value, MAX_DEPTH)
-    assert _too_deep(value, data) == (depth > MAX_DEPTH)  # the innermost container is at level `depth`
+    assert _walk_too_deep(value) == _reference_depth_over(value, MAX_DEPTH)
+    assert _walk_too_deep(value) == (depth > MAX_DEPTH)  # the innermost container is at level `depth`
+    try:
+        data = _ENCODER.encode(value)
+    except TypeError:
+        return  # a Mapping that is not a dict: msgspec refuses it, so the check never sees it
+    assert _too_deep(value, data) == (depth > MAX_DEPTH)  # through the text (past 500 containers), then the walk
 
 
 @settings(max_examples=200, deadline=None)
@@ -136,6 +140,12 @@ def test_the_depth_check_answers_as_the_plain_walk_at_any_limit(value: Any, limi
     original = getattr(module, "MAX_DEPTH")  # noqa: B009 - the module does not export it
     setattr(module, "MAX_DEPTH", limit)  # noqa: B010 - a small limit, so generated values cross it
     try:
-        assert _too_deep([value], b"[" * 600) == _reference_depth_over([value], limit)
+        assert _walk_too_deep([value]) == _reference_depth_over([value], limit)
+        padded = [value, [{}] * 600]  # past 600 containers: the text is split first
+        try:
+            data = _ENCODER.encode(padded)
+        except TypeError:
+            return  # a Mapping that is not a dict: msgspec refuses it, so the check never sees it
+        assert _too_deep(padded, data) == _reference_depth_over(padded, limit)
     finally:
         setattr(module, "MAX_DEPTH", original)  # noqa: B010

@@ -123,12 +123,62 @@ def nested_too_deep(value: Any, data: bytes) -> bool:
 def _too_deep(value: Any, data: bytes) -> bool:
     """Whether `value` (encoded as `data`) nests arrays and objects more than MAX_DEPTH levels deep.
 
+    A count answers most objects (too few containers to nest that deep); past MAX_DEPTH containers the JSON
+    text answers (`_text_nests_deeper`), when it nests no deeper than allowed; only text that does is walked
+    (`_walk_too_deep`), since the text may hold containers the value does not (a typed value encoded as an
+    object)."""
+    if len(data.translate(None, _OTHER_BYTES)) <= MAX_DEPTH:  # the `[` and `{` are what is left
+        return False  # too few containers to nest that deep: the common case costs one pass
+    try:
+        if not _text_nests_deeper(data, MAX_DEPTH, counted=True):
+            return False
+    except (ValueError, msgspec.MsgspecError):  # pragma: no cover - the text is an encoding of `value`
+        pass
+    return _walk_too_deep(value)
+
+
+_OTHER_BYTES: Final = bytes(sorted(set(range(256)) - set(b"[{")))
+_OPENING: Final = frozenset(b"[{")
+_RAW_NODE: list[msgspec.json.Decoder[Any]] = []  # made on first use: only objects of many containers need it
+
+
+def _raw_node(data: bytes) -> Any:
+    """The container `data` holds with its entries undecoded (`msgspec.Raw`: a view of their text)."""
+    if not _RAW_NODE:
+        _RAW_NODE.append(msgspec.json.Decoder(dict[str, msgspec.Raw] | list[msgspec.Raw]))
+    return _RAW_NODE[0].decode(data)
+
+
+def _text_nests_deeper(data: bytes, allowed: int, *, counted: bool = False) -> bool:
+    """Whether the JSON container `data` holds has a container more than `allowed` levels below it.
+
+    A subtree whose text is short, or holds few `[` and `{`, cannot nest deeper than it has containers (a count
+    that also takes brackets inside strings: it only ever says "maybe"); any other container is split into its
+    entries by msgspec (in C) and each long entry looked at in turn. So a JobSet of a thousand containers costs a
+    few splits of its larger subtrees instead of a Python step per value. `counted`: the caller has counted the
+    `[` and `{` already (more than `allowed`), so the text is split at once."""
+    if len(data) <= 2 * (allowed + 1):  # each container takes two bytes: too short to hold allowed + 2 nested
+        return False
+    if not counted and len(data.translate(None, _OTHER_BYTES)) <= allowed + 1:  # what is left is the `[` and `{`
+        return False  # too few containers (the count is of `[` and `{` anywhere, so at least the containers)
+    if allowed == 0:
+        return True  # a second container in the text, so one below this one
+    node = _raw_node(data)
+    for entry in node.values() if type(node) is dict else node:
+        if len(entry) > 2 * allowed:
+            text = bytes(entry)
+            if text[0] in _OPENING and _text_nests_deeper(text, allowed - 1):
+                return True
+    return False
+
+
+def _walk_too_deep(value: Any) -> bool:
+    """Whether `value` nests arrays and objects (mappings, lists, tuples) more than MAX_DEPTH levels deep.
+
     Level by level, with C iterators (`map`, `chain`, `compress`) doing the walk while every value is a plain
     JSON type (dict, list, tuple and scalars), so a large object (a JobSet of a thousand containers) costs a few
     C passes per level instead of Python calls per value; a level holding any other type is walked with
-    isinstance. Every node visited is part of `data`, so shared subtrees cost what their encoding did."""
-    if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
-        return False  # too few containers to nest that deep: the common case costs two counts
+    isinstance."""
     level: list[Any] = [value]
     for _ in range(MAX_DEPTH + 1):  # the top is level 0: a container below level MAX_DEPTH is too deep
         if set(map(type, level)) <= _CONTAINER_KINDS:
