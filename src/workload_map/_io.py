@@ -21,7 +21,6 @@ and the CLI can use it.
 from __future__ import annotations
 
 import os
-import select
 import stat
 import sys
 import time
@@ -211,6 +210,8 @@ def _read_fd(fd: int, label: str, limit: int, *, poll: bool, deadline: float | N
 
 def _poller(fd: int) -> Any:
     """A function `wait(ms or None) -> bool` (True: readable or hung up), or None where the OS cannot poll."""
+    import select  # only for a pipe, FIFO or stdin: a regular file is read without it (issue 19: start-up)
+
     if hasattr(select, "poll"):
         poll = select.poll()
         poll.register(fd, select.POLLIN | select.POLLPRI)

@@ -80,6 +80,7 @@ NOT_IN_DESCRIBE = (
     "workload_map.cli.render.text",
     "workload_map.cli.render.hints",
     "workload_map.cli.render.fmt",
+    "select",  # _io polls a pipe, FIFO or stdin only
 )
 
 # what the interpreter imports at start-up (site, .pth files: certifi's imports importlib.resources and tempfile in
