@@ -285,3 +285,25 @@ def test_the_status_is_read_without_making_the_components() -> None:
     assert status_read == workload.root.status == workload.resolve().status
     assert list(workload.components) == [karta.root.name, *(child.name for child in karta.children)]
     assert workload.root is workload.component(karta.root.name)
+
+
+def test_the_generated_matching_holds_no_text_of_the_definitions() -> None:
+    """Every string of the matching (status names, condition types, expected results) is a constant passed in:
+    the source has no string literal and no comment, whatever the definitions say."""
+    import io
+    import re
+    import tokenize
+
+    vocabulary = {"def", "match", "v", "m", "r", "T", "RP", "M", "H", "h", "c", "e", "E", "if", "is", "not", "None"}
+    vocabulary |= {"and", "or", "raise", "NA", "BAIL", "TS", "return", "append", "get", "status", "reason"}
+    for karta in DEFINITIONS:
+        for component in karta.components:
+            if component.status_definition is None:
+                continue
+            plan = status.status_plan(component.status_definition)
+            functions = codegen.expression_functions(plan.expressions).functions
+            source = status._matcher_source(plan, functions, {})
+            for token in tokenize.generate_tokens(io.StringIO(source).readline):
+                assert token.type not in (tokenize.STRING, tokenize.COMMENT), token
+                if token.type == tokenize.NAME:
+                    assert token.string in vocabulary or re.fullmatch(r"[KF][0-9]+", token.string), token

@@ -383,6 +383,7 @@ class StatusPlan:
     status) exactly as before (`tests/unit/test_status_alone.py`)."""
 
     __slots__ = (
+        "_match",
         "conditions",
         "expressions",
         "fields",
@@ -443,50 +444,33 @@ class StatusPlan:
         self.message = at(MESSAGE_EXPRESSION)
         self.no_status = at(NO_STATUS_EXPRESSION)
         self.expressions = tuple(positions)
+        # the generated matching for one tuple of generated functions (`read_generated`), made on first use
+        self._match: tuple[Functions, Callable[..., tuple[list[str], dict[str, _PlannedMatcher]]]] | None = None
+
+    def read_generated(self, functions: Functions, obj: Any) -> WorkloadStatus | None:
+        """`read` over the results the generated `functions` give on `obj` in place, each evaluated when first
+        consulted, with the matching itself generated (`_matcher_source`: the statuses' criteria as straight-line
+        Python). Raises `_NotAnswered` when a function hands an expression back (then `read` the group's
+        results)."""
+        match = self._match
+        if match is None or match[0] is not functions:
+            match = self._match = (functions, _compile_matcher(self, functions))
+        generated = _Generated(functions, obj)
+        head = self._head(generated)
+        if head is None:
+            return None
+        raw_phase, conditions = head
+        by_type = {condition.type: condition for condition in conditions}  # the last duplicate type wins
+        matched, hits = match[1](obj, generated.memo, generated.found, by_type, raw_phase)
+        return self._status(raw_phase, conditions, by_type=by_type, matched=matched, hits=hits, results=generated)
 
     def read(self, results: Results) -> WorkloadStatus | None:
         """The status from `results` (each expression's outputs, a list, or its `JqError`), or None where the
         generic path would record an error (then run `extract_status`)."""
-        raw_phase: str | None = None
-        if self.phase >= 0:
-            values = results[self.phase]
-            if type(values) is not list:
-                return None
-            first = values[0] if values else None
-            if first is None:
-                raw_phase = ""
-            elif isinstance(first, str):
-                raw_phase = first
-            else:
-                return None
-        conditions: tuple[Condition, ...] = ()
-        if self.conditions >= 0:
-            values = results[self.conditions]
-            if type(values) is not list:
-                return None
-            found: list[Condition] = []
-            type_key, status_key, reason_key, message_key = self.fields
-            for value in values:
-                if value is None:
-                    continue
-                if not isinstance(value, list):
-                    return None
-                for item in value:
-                    if not isinstance(item, dict):
-                        return None
-                    kind = item.get(type_key) if type_key else None
-                    state = item.get(status_key) if status_key else None
-                    why = item.get(reason_key) if reason_key else None
-                    message = item.get(message_key) if message_key else None
-                    found.append(
-                        Condition(
-                            type=kind if isinstance(kind, str) and kind else "",
-                            status=state if isinstance(state, str) and state else "",
-                            reason=why if isinstance(why, str) else None,
-                            message=message if isinstance(message, str) and message else "",
-                        )
-                    )
-            conditions = tuple(found)
+        head = self._head(results)
+        if head is None:
+            return None
+        raw_phase, conditions = head
         by_type = {condition.type: condition for condition in conditions}  # the last duplicate type wins
         matched: list[str] = []
         hits: dict[str, _PlannedMatcher] = {}
@@ -505,6 +489,61 @@ class StatusPlan:
                 matched.append(status)
                 hits[status] = planned
                 break  # OR across the matchers of one status
+        return self._status(raw_phase, conditions, by_type=by_type, matched=matched, hits=hits, results=results)
+
+    def _head(self, results: Results) -> tuple[str | None, tuple[Condition, ...]] | None:
+        """The raw phase and the conditions, or None where reading them records an error."""
+        raw_phase: str | None = None
+        if self.phase >= 0:
+            values = results[self.phase]
+            if type(values) is not list:
+                return None
+            first = values[0] if values else None
+            if first is None:
+                raw_phase = ""
+            elif isinstance(first, str):
+                raw_phase = first
+            else:
+                return None
+        if self.conditions < 0:
+            return raw_phase, ()
+        values = results[self.conditions]
+        if type(values) is not list:
+            return None
+        found: list[Condition] = []
+        type_key, status_key, reason_key, message_key = self.fields
+        for value in values:
+            if value is None:
+                continue
+            if not isinstance(value, list):
+                return None
+            for item in value:
+                if not isinstance(item, dict):
+                    return None
+                kind = item.get(type_key) if type_key else None
+                state = item.get(status_key) if status_key else None
+                why = item.get(reason_key) if reason_key else None
+                message = item.get(message_key) if message_key else None
+                found.append(
+                    Condition(
+                        type=kind if isinstance(kind, str) and kind else "",
+                        status=state if isinstance(state, str) and state else "",
+                        reason=why if isinstance(why, str) else None,
+                        message=message if isinstance(message, str) and message else "",
+                    )
+                )
+        return raw_phase, tuple(found)
+
+    def _status(
+        self,
+        raw_phase: str | None,
+        conditions: tuple[Condition, ...],
+        *,
+        by_type: dict[str, Condition],
+        matched: list[str],
+        hits: dict[str, _PlannedMatcher],
+        results: Results,
+    ) -> WorkloadStatus:
         phase = UNDEFINED
         for candidate in PRIMARY_PHASE_PRECEDENCE:
             if candidate in hits:
@@ -596,6 +635,76 @@ def status_plan(definition: StatusDefinition) -> StatusPlan:
     return plan
 
 
+Functions = tuple[Callable[[Any, dict[int, Any]], Any] | None, ...]
+
+
+def _matcher_source(plan: StatusPlan, functions: Functions, constants: dict[str, Any]) -> str:
+    """The source of `match(v, m, r, T, RP)`: the plan's statuses in order, each matcher's criteria (byPhase
+    against `RP`, byConditions against the conditions by type `T`, byExpression through `F<i>`, evaluated on
+    first use into the results list `r`) as the loop of `read` checks them; gives the matched statuses and each
+    one's first matching matcher. Every string is a constant passed in (`K<n>`), never written into the text."""
+
+    def constant(value: Any) -> str:
+        name = f"K{len(constants) + 1}"
+        constants[name] = value
+        return name
+
+    lines = ["def match(v, m, r, T, RP):", "    M = []", "    H = {}"]
+    for status, matchers in plan.statuses:
+        if not matchers:
+            continue
+        lines.append("    h = None")
+        for planned in matchers:
+            tests = []
+            if planned.by_phase:
+                tests.append(f"RP == {constant(planned.by_phase)}")
+            for kind, state, why in planned.conditions:
+                parts = [f"(c := T.get({constant(kind)})) is not None"]
+                if state:
+                    parts.append(f"c.status == {constant(state)}")
+                if why:
+                    parts.append(f"(c.reason or E) == {constant(why)}")
+                tests.append(" and ".join(parts))
+            lines.append("    if h is None" + "".join(f" and ({test})" for test in tests) + ":")
+            hit = constant(planned)
+            index = planned.expression
+            if index < 0:
+                lines.append(f"        h = {hit}")
+            elif functions[index] is None:
+                lines.append("        raise NA")  # not generated: the group's results answer it
+            else:
+                lines.append(f"        e = r[{index}]")
+                lines.append("        if e is None:")
+                lines.append(f"            e = r[{index}] = F{index}(v, m)")
+                lines.append("            if e is BAIL: raise NA")
+                lines.append(f"        if e and TS(e[0]) == {constant(planned.expected)}: h = {hit}")
+        name = constant(status)
+        lines.append("    if h is not None:")
+        lines.append(f"        M.append({name})")
+        lines.append(f"        H[{name}] = h")
+    lines.append("    return M, H")
+    return "\n".join(lines) + "\n"
+
+
+def _compile_matcher(
+    plan: StatusPlan, functions: Functions
+) -> Callable[..., tuple[list[str], dict[str, _PlannedMatcher]]]:
+    constants: dict[str, Any] = {}
+    source = _matcher_source(plan, functions, constants)
+    namespace: dict[str, Any] = {
+        "__builtins__": {},
+        "BAIL": BAIL,
+        "NA": _NotAnswered,
+        "TS": jq_tostring,
+        "E": "",
+        **constants,
+        **{f"F{index}": function for index, function in enumerate(functions) if function is not None},
+    }
+    exec(compile(source, "<status plan>", "exec"), namespace)  # the source is built from the plan's positions only
+    found: Callable[..., tuple[list[str], dict[str, _PlannedMatcher]]] = namespace["match"]
+    return found
+
+
 class _NotAnswered(WorkloadMapError):  # noqa: N818 - a signal: "read the status from the group's results"
     """A generated function could not answer an expression the plan consulted."""
 
@@ -608,7 +717,7 @@ class _Generated:
 
     __slots__ = ("found", "functions", "memo", "obj")
 
-    def __init__(self, functions: tuple[Callable[[Any, dict[int, Any]], Any] | None, ...], obj: Any) -> None:
+    def __init__(self, functions: Functions, obj: Any) -> None:
         self.functions = functions
         self.obj = obj
         self.memo: dict[int, Any] = {}
@@ -636,7 +745,7 @@ def planned_status(
     functions = generated_functions(document, plan.expressions)
     if functions is not None:
         try:
-            return plan.read(_Generated(functions, document.obj))
+            return plan.read_generated(functions, document.obj)
         except _NotAnswered:
             pass
     return plan.read(results(plan.expressions))
