@@ -34,7 +34,7 @@ def _python(code: str, *args: str, path: Path | None = None) -> Any:
 
 
 # what is compared: a documented struct's JSON schema (msgspec dedents the docstring with textwrap, through its
-# inspect module), what platform says, and uuid's answers
+# inspect module), what platform says, uuid's answers, and msgspec's TOML and YAML decoders
 _COMPARED = '''
 import msgspec, platform, uuid
 
@@ -47,13 +47,14 @@ class Doc(msgspec.Struct):
     count: int = 0
 
 compared = [msgspec.json.schema(Doc), platform.system(), platform.machine(), str(uuid.uuid3(uuid.NAMESPACE_DNS, "x"))]
+compared += [msgspec.toml.decode(b"a = 1", type=dict), msgspec.yaml.decode(b"a: [1, x]")]
 '''
 
 _STANDARD_LIBRARY = r"""
 import json, subprocess, sys
 from workload_map.cli.main import import_msgspec_alone
 import_msgspec_alone()  # as the console script does first
-names = ("platform", "textwrap", "msgspec.inspect")
+names = ("platform", "textwrap", "msgspec.inspect", "msgspec.toml", "msgspec.yaml")
 deferred = {name: type(sys.modules[name]).__name__ for name in names}
 import uuid, platform, textwrap, msgspec
 same_objects = uuid.platform is platform is sys.modules["platform"]
@@ -79,10 +80,11 @@ print(json.dumps({
 @pytest.mark.skipif(sys.version_info < (3, 11) or os.name != "posix", reason="deferred on POSIX, Python 3.11+")
 def test_deferred_standard_library_modules_give_what_a_plain_import_gives() -> None:
     found = _python(_STANDARD_LIBRARY, _COMPARED)
-    assert found["deferred"] == {"platform": "_Deferred", "textwrap": "_Deferred", "msgspec.inspect": "_Deferred"}
+    names = ("platform", "textwrap", "msgspec.inspect", "msgspec.toml", "msgspec.yaml")
+    assert found["deferred"] == dict.fromkeys(names, "_Deferred")
     assert found["same_objects"] and found["still_deferred"] == "_Deferred"
     assert found["constants"] == found["real"]  # uuid's _AIX and _LINUX, from the stand-in, as platform answers
-    assert found["after"] == {"platform": "module", "textwrap": "module", "msgspec.inspect": "module"}
+    assert found["after"] == dict.fromkeys(names, "module")
     assert found["ours"] == found["plain"]  # the schema (docstring dedented), platform, uuid: as imported plainly
     assert found["dedent"] == "a\nb" and found["uuid4"] == 36
 

@@ -147,12 +147,13 @@ def test_describing_a_file_imports_only_what_it_needs(env: dict[str, str]) -> No
     unexpected = {name: _loaded(name, modules) for name in NOT_IN_DESCRIBE if _loaded(name, modules)}
     assert not unexpected, unexpected
     assert found["parsed"] == 0  # every jq expression's tree came from the blob (jq.trees): nothing was lexed
-    # imported by msgspec (uuid's platform, its JSON schema's textwrap and inspect), never run (cli.deferred)
+    # imported by msgspec (uuid's platform, its JSON schema's textwrap and inspect, its toml and yaml), never run
+    # (cli.deferred)
     assert found["deferred"] == sorted(DEFERRED_IN_DESCRIBE)
 
 
 # What msgspec imports and a describe never uses: in sys.modules, their code not run (cli.main.import_msgspec_alone)
-DEFERRED_IN_DESCRIBE = ("platform", "textwrap", "msgspec.inspect")
+DEFERRED_IN_DESCRIBE = ("platform", "textwrap", "msgspec.inspect", "msgspec.toml", "msgspec.yaml")
 
 
 def test_the_definition_types_carry_their_annotations_as_objects() -> None:
