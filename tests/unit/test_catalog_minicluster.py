@@ -123,6 +123,9 @@ def test_the_broker_template_is_the_one_the_operator_builds_from_the_spec() -> N
 def test_the_template_matches_the_pods_the_job_made() -> None:
     template = _broker_template(_minicluster())
     pod = _pods()[0]
+    for key in ("subdomain", "restartPolicy", "nodeSelector", "affinity"):
+        assert template["spec"][key] == pod["spec"][key], key
+    assert template["spec"]["affinity"] == _job()["spec"]["template"]["spec"]["affinity"]
     assert {key: pod["metadata"]["labels"][key] for key in template["metadata"]["labels"]} == template["metadata"][
         "labels"
     ]
