@@ -123,7 +123,15 @@ def test_the_broker_template_is_the_one_the_operator_builds_from_the_spec() -> N
 def test_the_template_matches_the_pods_the_job_made() -> None:
     template = _broker_template(_minicluster())
     pod = _pods()[0]
-    for key in ("subdomain", "restartPolicy", "nodeSelector", "affinity"):
+    for key in (
+        "subdomain",
+        "restartPolicy",
+        "nodeSelector",
+        "affinity",
+        "shareProcessNamespace",
+        "setHostnameAsFQDN",
+        "automountServiceAccountToken",
+    ):
         assert template["spec"][key] == pod["spec"][key], key
     assert template["spec"]["affinity"] == _job()["spec"]["template"]["spec"]["affinity"]
     assert {key: pod["metadata"]["labels"][key] for key in template["metadata"]["labels"]} == template["metadata"][
@@ -232,6 +240,14 @@ def test_the_services_pod_is_a_component_of_its_own_beside_the_brokers() -> None
     placed = {pod.name: (pod.component, pod.instance, pod.replica) for pod in attribution.pods}
     assert placed["registry-lammps-services"] == ("services", "services", None)
     assert placed["registry-lammps-0-x7k2p"] == ("broker", "", "0")
+    obj["spec"]["services"][0]["secrets"] = {"REGISTRY_TOKEN": {"name": "registry", "key": "token"}}
+    with_secret = _workload(obj).resolve().component("services").instances["services"].pod_template
+    assert with_secret is not None
+    (container,) = with_secret["spec"]["containers"]
+    assert container["env"] == [
+        {"name": "REGISTRY_TOKEN", "valueFrom": {"secretKeyRef": {"name": "registry", "key": "token"}}}
+    ]
+    assert "command" not in container  # a service container keeps its image's entrypoint
     # Without spec.services there is no instance and no pod template.
     assert _workload(_minicluster()).resolve().component("services").instances == {}
 
