@@ -252,17 +252,18 @@ def _list(parent: Mapping[str, Any], key: str, what: str, in_place: bool = False
 def _resource_list_in_place(value: object) -> _NanoList:
     """`_resource_list` of a value read in place, as its normalised form reads: names sorted, string, int and null
     amounts only (a float may be one normalising turns into an int, and then its message would differ)."""
-    if value is None:
-        return {}
     if type(value) is not dict:
+        if value is None:
+            return {}
         raise _NotInPlaceError
-    names = list(value)
+    try:
+        names = sorted(value)  # normalised keys are in the byte order of their UTF-8 text, which is code point order
+    except TypeError:  # keys of several types
+        raise _NotInPlaceError from None
+    result: _NanoList = {}
     for name in names:
         if type(name) is not str:
             raise _NotInPlaceError
-    names.sort()  # normalised keys are in the byte order of their UTF-8 text, which is code point order
-    result: _NanoList = {}
-    for name in names:
         raw = value[name]
         kind = type(raw)
         if kind is str:
@@ -377,17 +378,11 @@ def _container_in_place(container: object) -> _NanoList:
     if type(resources) is not dict:
         raise _NotInPlaceError
     requests = _resource_list_in_place(resources.get("requests"))
-    for name, amount in _resource_list_in_place(resources.get("limits")).items():
-        requests.setdefault(name, amount)
+    limits = resources.get("limits")
+    if limits is not None:
+        for name, amount in _resource_list_in_place(limits).items():
+            requests.setdefault(name, amount)
     return requests
-
-
-def _container_amounts(
-    container: object, field: str, index: int, aliases: ResourceAliases | None, in_place: bool
-) -> _NanoList:
-    if in_place:
-        return _container_in_place(container)
-    return _container_nanos(container, _label(container, field, index), aliases)
 
 
 def _add_into(target: _NanoList, amounts: _NanoList) -> None:
@@ -410,15 +405,23 @@ def _pod_nanos(spec: object, aliases: ResourceAliases | None = None, *, in_place
     form does (`_NotInPlaceError` where it may not; see `pod_requests_in_place`)."""
     spec = _mapping(spec, "pod spec", in_place)
     result: _NanoList = {}
-    for index, container in enumerate(_list(spec, "containers", "pod spec", in_place)):
-        _add_into(result, _container_amounts(container, "containers", index, aliases, in_place))
+    containers = _list(spec, "containers", "pod spec", in_place)
+    if in_place:
+        for container in containers:
+            _add_into(result, _container_in_place(container))
+    else:
+        for index, container in enumerate(containers):
+            _add_into(result, _container_nanos(container, _label(container, "containers", index), aliases))
 
     # Init containers run one after another; a sidecar (restartPolicy: Always) keeps running, so it adds to the
     # pod's steady state and to every init container that starts after it.
     sidecars: _NanoList = {}
     init_peak: _NanoList = {}
     for index, container in enumerate(_list(spec, "initContainers", "pod spec", in_place)):
-        amounts = _container_amounts(container, "initContainers", index, aliases, in_place)
+        if in_place:
+            amounts = _container_in_place(container)
+        else:
+            amounts = _container_nanos(container, _label(container, "initContainers", index), aliases)
         restart = container.get("restartPolicy")
         if in_place and not (restart is None or type(restart) is str):
             raise _NotInPlaceError  # a typed value may compare otherwise than the string it normalises to
