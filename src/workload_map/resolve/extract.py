@@ -161,11 +161,19 @@ def scales(snapshot: Snapshot, definition: ComponentDefinition, ids: list[str]) 
         except DecodeError as exc:
             raise ExtractionError(definition.name, field, f"not a replica count: {exc}") from None
     count = max((len(column) for column in columns.values()), default=0)
-    found = [
-        Scale(**{attr: column[index] for attr, column in columns.items() if index < len(column)})
+    replicas, least, most = (columns.get(attr, _NONE) for attr in ("replicas", "min_replicas", "max_replicas"))
+    found = [  # positionally: a shorter column (or none) leaves its field None for the later instances
+        Scale(
+            replicas[index] if index < len(replicas) else None,
+            least[index] if index < len(least) else None,
+            most[index] if index < len(most) else None,
+        )
         for index in range(count)
     ]
     return _zip(definition, "scaleDefinition", ids, found)
+
+
+_NONE: list[int | None] = []  # read only: the column of a scale path the definition does not set
 
 
 def status(snapshot: Snapshot, definition: ComponentDefinition, on_error: ErrorSink | None) -> WorkloadStatus | None:
