@@ -1,7 +1,10 @@
 """Status extraction and matching (karta-spec §6).
 
 The raw phase, the conditions, every matched status in upstream's evaluation order, and the primary phase that
-the conformance recordings call `state`.
+the conformance recordings call `state`. `extract_status` is the generic reading, through an outputs callback,
+which records each failure; `StatusPlan` (once per status definition) and `planned_status` are the same reading
+in one pass over the expressions' results, evaluated on demand by the generated functions of `jq/codegen.py`
+(issue 19), used wherever no read fails (then `extract_status` runs and gives the errors).
 """
 
 from __future__ import annotations
