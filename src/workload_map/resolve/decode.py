@@ -4,7 +4,9 @@ Every decoder takes the list of outputs of one path and returns one decoded valu
 are the jq outputs themselves, not copies: the jq Document's outputs are never the caller's object (a container
 comes from its normalised tree, which nothing changes), so a part may share structure with another part of the
 same snapshot but never with the document; a resolution's parts are read-only (the strict `Component` getters and
-`to_dict` copy what they hand out). A wrong type raises `DecodeError` naming the output index and the value; the
+`to_dict` copy what they hand out). The one exception is an object path read in place (`Snapshot.objects`): its
+decoded objects are the document's own, kept in `extract.PlainValues.read` for the request formula only; a reader
+is handed their normalised copy. A wrong type raises `DecodeError` naming the output index and the value; the
 caller adds the component and the field.
 """
 
