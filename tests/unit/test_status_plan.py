@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.unit.test_codegen import DEFINITIONS, OBJECTS, SETTINGS, _leaves, _mutated, _relevant, _strict
 from tests.unit.test_status_alone import _variants
@@ -307,3 +308,20 @@ def test_the_generated_matching_holds_no_text_of_the_definitions() -> None:
                 assert token.type not in (tokenize.STRING, tokenize.COMMENT), token
                 if token.type == tokenize.NAME:
                     assert token.string in vocabulary or re.fullmatch(r"[KF][0-9]+", token.string), token
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(),
+            st.sampled_from([2**53, 2**53 + 1, -(2**53), -(2**53) - 1]),
+            st.booleans(),
+            st.floats(),
+            st.text(max_size=3),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_a_reasons_list_is_written_as_jq_tostring_writes_it(items: list[Any]) -> None:
+    assert status._list_text(items) == _json.jq_tostring(items)

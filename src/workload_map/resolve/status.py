@@ -587,7 +587,7 @@ class StatusPlan:
                 value = _first(results[position])
                 if isinstance(value, list):
                     if value and all(isinstance(item, (str, int, float, bool)) for item in value):
-                        facts.append(f"{name} {jq_tostring(value)}")
+                        facts.append(f"{name} {_list_text(value)}")
                 elif isinstance(value, bool):
                     facts.append(f"{name} {'true' if value else 'false'}")
                 elif isinstance(value, (str, int, float)) and value != "":
@@ -603,6 +603,18 @@ class StatusPlan:
         if message:
             text = f"{text}: {message}" if text else message
         return text or None
+
+
+def _list_text(items: list[Any]) -> str:
+    """`jq_tostring` of a list of scalars: written out for safe ints (`[1,2,3,4]`, a replica list), which
+    `jq_json` prints as `str` does; anything else through `jq_tostring`."""
+    for item in items:
+        if type(item) is not int or not -_SAFE_INT <= item <= _SAFE_INT:
+            return jq_tostring(items)
+    return "[" + ",".join(map(str, items)) + "]"
+
+
+_SAFE_INT = 2**53
 
 
 def _conditions_hold(expected: tuple[tuple[str, str | None, str | None], ...], by_type: dict[str, Condition]) -> bool:
