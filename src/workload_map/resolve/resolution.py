@@ -315,7 +315,6 @@ class ResolvedComponent(_Frozen):
         templates, specs = self._read(PART_TEMPLATES), self._read(PART_SPECS)
         fragments = self._lenient(PART_FRAGMENTED)
         for instance_id in self._ids() or ():
-            where = f" of instance {instance_id!r}" if instance_id else ""
             field = ""
             try:
                 if templates is not None:
@@ -328,6 +327,7 @@ class ResolvedComponent(_Frozen):
                     field = extract.FRAGMENTED_FIELD
                     out[instance_id] = fragmented_requests(fragments[instance_id].to_dict(), self._aliases)
             except (QuantityError, ResourceSpecError) as error:
+                where = f" of instance {instance_id!r}" if instance_id else ""
                 out[instance_id] = ComponentError(self.name, field, f"cannot count the requests{where}: {error}")
         return out
 

@@ -249,29 +249,33 @@ def _list(parent: Mapping[str, Any], key: str, what: str, in_place: bool = False
     return value
 
 
-def _resource_list_in_place(value: object) -> _NanoList:
+def _resource_list_in_place(value: object, into: _NanoList | None = None) -> _NanoList:
     """`_resource_list` of a value read in place, as its normalised form reads: names sorted, string, int and null
-    amounts only (a float may be one normalising turns into an int, and then its message would differ)."""
+    amounts only (a float may be one normalising turns into an int, and then its message would differ). With
+    `into` (a container's requests), each amount is added under a name `into` lacks (a limit standing in for the
+    request), after every amount is read."""
     if type(value) is not dict:
         if value is None:
-            return {}
+            return {} if into is None else into
         raise _NotInPlaceError
     try:
         names = sorted(value)  # normalised keys are in the byte order of their UTF-8 text, which is code point order
     except TypeError:  # keys of several types
         raise _NotInPlaceError from None
-    result: _NanoList = {}
+    result: _NanoList = {} if into is None else into
     for name in names:
         if type(name) is not str:
             raise _NotInPlaceError
         raw = value[name]
         kind = type(raw)
         if kind is str:
-            result[name] = _stored_nanos(raw)
+            amount = _stored_nanos(raw)
         elif kind is int or raw is None:
-            result[name] = _stored_nanos_uncached(raw)
+            amount = _stored_nanos_uncached(raw)
         else:
             raise _NotInPlaceError
+        if into is None or name not in result:
+            result[name] = amount
     return result
 
 
@@ -377,12 +381,7 @@ def _container_in_place(container: object) -> _NanoList:
         return {}
     if type(resources) is not dict:
         raise _NotInPlaceError
-    requests = _resource_list_in_place(resources.get("requests"))
-    limits = resources.get("limits")
-    if limits is not None:
-        for name, amount in _resource_list_in_place(limits).items():
-            requests.setdefault(name, amount)
-    return requests
+    return _resource_list_in_place(resources.get("limits"), _resource_list_in_place(resources.get("requests")))
 
 
 def _add_into(target: _NanoList, amounts: _NanoList) -> None:
