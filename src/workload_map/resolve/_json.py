@@ -139,6 +139,9 @@ def _too_deep(value: Any, data: bytes) -> bool:
 
 _OTHER_BYTES: Final = bytes(sorted(set(range(256)) - set(b"[{")))
 _OPENING: Final = frozenset(b"[{")
+# a text longer than this many bytes per allowed level is split without counting its brackets first: a Kubernetes
+# object spends some 30-40 bytes of text per container, so the count would not stop it (speed only: both are exact)
+_SPLIT_UNCOUNTED: Final = 64
 _RAW_NODE: list[msgspec.json.Decoder[Any]] = []  # made on first use: only objects of many containers need it
 
 
@@ -159,6 +162,7 @@ def _text_nests_deeper(data: bytes, allowed: int, *, counted: bool = False) -> b
     `[` and `{` already (more than `allowed`), so the text is split at once."""
     if len(data) <= 2 * (allowed + 1):  # each container takes two bytes: too short to hold allowed + 2 nested
         return False
+    counted = counted or len(data) > _SPLIT_UNCOUNTED * (allowed + 1)  # so long it surely holds more containers
     if not counted and len(data.translate(None, _OTHER_BYTES)) <= allowed + 1:  # what is left is the `[` and `{`
         return False  # too few containers (the count is of `[` and `{` anywhere, so at least the containers)
     if allowed == 0:
