@@ -174,3 +174,44 @@ def test_nothing_is_deferred_that_another_finder_would_answer(tmp_path: Path) ->
         path=tmp_path,
     )
     assert found == {"claimed": True, "missing": True, "builtin": True, "loaded": True}
+
+
+_DATETIME = r"""
+import importlib.util, json, sys
+ran = []
+def trace(frame, event, arg):
+    if event == "call" and frame.f_code.co_filename.endswith("/datetime.py"):
+        ran.append(frame.f_code.co_name)
+sys.settrace(trace)
+from workload_map.cli.main import import_msgspec_alone
+import_msgspec_alone()  # as the console script does first: msgspec imports datetime
+sys.settrace(None)
+made = sys.modules["datetime"]
+import datetime, msgspec
+# datetime.py itself, run into a module object of its own (its classes are _datetime's, as ours are)
+spec = importlib.util.spec_from_file_location("datetime", made.__file__)
+real = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(real)
+ours, theirs = vars(made), vars(real)
+differ = sorted(
+    key for key in set(ours) | set(theirs)
+    if key not in ("__spec__", "__loader__")
+    and not (key in ours and key in theirs and (ours[key] is theirs[key] or ours[key] == theirs[key]))
+)
+print(json.dumps({
+    "ran": ran, "same_module": datetime is made, "differ": differ, "keys": sorted(ours) == sorted(theirs),
+    "spec": [made.__spec__.name, made.__spec__.origin, made.__spec__.cached] == [spec.name, spec.origin, spec.cached],
+    "loader": type(made.__loader__) is type(real.__loader__) and made.__loader__.path == real.__loader__.path,
+    "classes": made.datetime is real.datetime and made.timezone.utc is real.UTC,
+    "msgspec": msgspec.json.decode(b'"2026-12-01T22:00:00Z"', type=datetime.datetime).isoformat(),
+}))
+"""
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="datetime is made from _datetime on Python 3.11 only")
+def test_datetime_made_from_its_c_implementation_is_the_module_a_plain_import_makes() -> None:
+    found = _python(_DATETIME)
+    assert found["ran"] == []  # not one line of datetime.py ran
+    assert found["same_module"] and found["keys"] and found["differ"] == []
+    assert found["spec"] and found["loader"] and found["classes"]
+    assert found["msgspec"] == "2026-12-01T22:00:00+00:00"

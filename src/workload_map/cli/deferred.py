@@ -12,12 +12,13 @@ attribute read of any kind, and every later `import` statement of the module rea
 
 from __future__ import annotations
 
+import builtins
 import os
 import sys
 from _thread import RLock
 from importlib.machinery import PathFinder, SourceFileLoader, SourcelessFileLoader
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
@@ -74,8 +75,13 @@ def _deferred(name: str) -> ModuleType | None:
     spec = _find(name, path)
     if spec is None or type(spec.loader) not in (SourceFileLoader, SourcelessFileLoader):
         return None
-    # what importlib.util.module_from_spec sets for a plain file module (without importing importlib.util)
-    module = _Deferred(spec.name)
+    return _module(_Deferred, spec)
+
+
+def _module(kind: type[ModuleType], spec: ModuleSpec) -> ModuleType:
+    """A `kind` module with what importlib.util.module_from_spec sets for a plain file module (without importing
+    importlib.util)."""
+    module = kind(spec.name)
     module.__spec__ = spec
     module.__loader__ = spec.loader
     module.__package__ = spec.parent
@@ -99,6 +105,40 @@ def _find(name: str, path: list[str] | None) -> ModuleSpec | None:
         if find_spec is None or find_spec(name, path) is not None:
             return None
     return None
+
+
+# Python 3.11's datetime.py: its `__all__`, and the one module it imports that stays in its namespace
+_DATETIME_ALL: Final = ("date", "datetime", "time", "timedelta", "timezone", "tzinfo", "MINYEAR", "MAXYEAR", "UTC")
+
+
+def import_datetime_from_c() -> None:
+    """`datetime` as Python 3.11's datetime.py leaves it when its C implementation is there, without running it.
+
+    That module defines the whole pure-Python implementation (six classes, some 2,600 lines) and then replaces it:
+    `from _datetime import *`, `from _datetime import __doc__`, and every name of its own deleted but `__all__`
+    and `sys`. msgspec imports it at start (for the C API capsule and the types), and running it is ~6 million
+    instructions, ~2.5% of a `describe -f` (issue 19: start-up). So the same namespace is made here from
+    `_datetime`, in a module with datetime.py's own spec, file and loader: the same classes, the same names, the
+    same values. Python 3.12 moved the pure-Python code to `_pydatetime`, so only 3.11 needs this; nothing is done
+    when `datetime` is loaded already, when `_datetime` cannot be imported, or when another finder would answer
+    for `datetime`. `tests/unit/test_deferred_modules.py` compares the namespace with a plain import's."""
+    if sys.hexversion >> 16 != 0x030B or "datetime" in sys.modules:  # 3.11 only (hexversion: no mypy narrowing)
+        return
+    spec = _find("datetime", None)
+    if spec is None or type(spec.loader) not in (SourceFileLoader, SourcelessFileLoader):
+        return
+    try:
+        implementation: ModuleType = __import__("_datetime")
+    except ImportError:
+        return
+    module = _module(ModuleType, spec)
+    namespace = vars(module)
+    namespace["__builtins__"] = vars(builtins)
+    namespace["__all__"] = _DATETIME_ALL
+    namespace["sys"] = sys
+    namespace.update((name, value) for name, value in vars(implementation).items() if not name.startswith("_"))
+    namespace["__doc__"] = implementation.__doc__
+    sys.modules["datetime"] = module
 
 
 def import_uuid_without_platform() -> None:

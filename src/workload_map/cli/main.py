@@ -83,7 +83,7 @@ def main(args: Sequence[str] | None = None) -> None:
 def import_msgspec_alone() -> None:
     """Import msgspec as lightly as it can be imported (the console script only; never on `import workload_map`).
 
-    Three standard-library costs come with `import msgspec` that a command does not need:
+    These standard-library costs come with `import msgspec` that a command does not need:
 
     - `typing_extensions`: msgspec's `_utils` prefers its `get_type_hints`, `Required` and `NotRequired` when it
       can be imported, and importing it (with the `inspect`, `ast`, `dis` and `tokenize` it pulls in) is ~7 ms of
@@ -94,6 +94,9 @@ def import_msgspec_alone() -> None:
       and any typing_extensions type in a TypedDict or `Annotated` alike, is read the same. The block lasts only
       for msgspec's import: `import typing_extensions` works as before afterwards (lightkube's and httpx's imports
       in the live commands).
+    - on Python 3.11, running datetime.py, which defines the whole pure-Python implementation only to replace it with
+      `_datetime`'s: the module is made from `_datetime` with the same namespace (`cli.deferred`,
+      `import_datetime_from_c`; ~3 million instructions).
     - `platform`, which msgspec's `uuid` imports to ask `platform.system()` once, for its `_AIX` and `_LINUX`
       constants: the module compiles nine regular expressions when it is executed (~2 ms). `uuid` is imported
       first here with a stand-in that answers `system()` as `platform` does on a POSIX system (`os.uname()`'s
@@ -109,8 +112,9 @@ def import_msgspec_alone() -> None:
     """
     if sys.hexversion < 0x030B0000 or "msgspec" in sys.modules or "typing_extensions" in sys.modules:  # 3.11
         return
-    from workload_map.cli.deferred import defer, import_uuid_without_platform
+    from workload_map.cli.deferred import defer, import_datetime_from_c, import_uuid_without_platform
 
+    import_datetime_from_c()
     import_uuid_without_platform()
     for name in ("textwrap", "msgspec.inspect", "msgspec.toml", "msgspec.yaml"):
         defer(name)
