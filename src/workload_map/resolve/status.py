@@ -458,14 +458,22 @@ class StatusPlan:
         match = self._match
         if match is None or match[0] is not functions:
             match = self._match = (functions, _compile_matcher(self, functions))
-        generated = _Generated(functions, obj)
-        head = self._head(generated)
+        memo: dict[int, Any] = {}
+        found: list[Any] = [None] * len(functions)  # each expression's outputs once evaluated (None: not yet)
+        # what is read whatever the object: the phase and the conditions
+        _evaluate(functions, obj, memo, found, (self.phase, self.conditions))
+        head = self._head(found)
         if head is None:
             return None
         raw_phase, conditions = head
         by_type = {condition.type: condition for condition in conditions}  # the last duplicate type wins
-        matched, hits = match[1](obj, generated.memo, generated.found, by_type, raw_phase)
-        return self._status(raw_phase, conditions, by_type=by_type, matched=matched, hits=hits, results=generated)
+        matched, hits = match[1](obj, memo, found, by_type, raw_phase)
+        for candidate in PRIMARY_PHASE_PRECEDENCE:
+            hit = hits.get(candidate)
+            if hit is not None:  # the reason's reads, evaluated before the reason runs over the plain list
+                _evaluate(functions, obj, memo, found, (*(at for _, at in hit.reads), self.message, self.no_status))
+                break
+        return self._status(raw_phase, conditions, by_type=by_type, matched=matched, hits=hits, results=found)
 
     def read(self, results: Results) -> WorkloadStatus | None:
         """The status from `results` (each expression's outputs, a list, or its `JqError`), or None where the
@@ -724,29 +732,19 @@ class _NotAnswered(WorkloadMapError):  # noqa: N818 - a signal: "read the status
     """A generated function could not answer an expression the plan consulted."""
 
 
-class _Generated:
-    """The plan's results computed on demand by the generated functions, on the object in place: only what the
-    plan consults is evaluated (a status whose byConditions fail never evaluates its byExpression, a reason is
-    read for the primary phase only), and the subtrees several expressions compute are computed once (the memo).
-    An expression the generated code does not answer raises `_NotAnswered`."""
-
-    __slots__ = ("found", "functions", "memo", "obj")
-
-    def __init__(self, functions: Functions, obj: Any) -> None:
-        self.functions = functions
-        self.obj = obj
-        self.memo: dict[int, Any] = {}
-        self.found: list[Any] = [None] * len(functions)
-
-    def __getitem__(self, index: int) -> Any:
-        found = self.found[index]
-        if found is None:
-            function = self.functions[index]
-            found = BAIL if function is None else function(self.obj, self.memo)
-            if found is BAIL:
-                raise _NotAnswered
-            self.found[index] = found
-        return found
+def _evaluate(functions: Functions, obj: Any, memo: dict[int, Any], found: list[Any], positions: Sequence[int]) -> None:
+    """The outputs of the expressions at `positions` (-1: none) into `found`, by the generated functions on the
+    object in place, sharing the memo of one read: only what the plan consults is evaluated (a status whose
+    byConditions fail never evaluates its byExpression, a reason is read for the primary phase only). An
+    expression the generated code does not answer raises `_NotAnswered`."""
+    for position in positions:
+        if position < 0 or found[position] is not None:
+            continue
+        function = functions[position]
+        outputs = BAIL if function is None else function(obj, memo)
+        if outputs is BAIL:
+            raise _NotAnswered
+        found[position] = outputs
 
 
 def planned_status(
