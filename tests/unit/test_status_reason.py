@@ -3,6 +3,7 @@ behind it, on `WorkloadStatus` (`reason`, `reason_source`) and in the view and i
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +105,13 @@ def test_every_flow_step_gets_a_reason_from_the_mapping_of_its_phase(flow: Any, 
         f"statusDefinition.statusMappings.{row.phase.lower()}["
     )
     assert status.reason, row.id
+
+
+@pytest.mark.parametrize(
+    "key", [*(chr(code) * 2 for code in range(128)), "jobStatus", "", "é", "a\u2028b", "\ud800", 'k"e\\y', "x" * 300]
+)
+def test_a_reason_path_quotes_a_key_as_json_does(key: str) -> None:
+    # the plain keys are quoted without json (start-up, issue 19); every other key by json itself
+    from workload_map.resolve.reasons import _quoted
+
+    assert _quoted(key) == json.dumps(key)
