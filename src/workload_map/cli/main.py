@@ -106,6 +106,8 @@ def import_msgspec_alone() -> None:
       built (`msgspec.json.schema`): ~2 ms of module code (textwrap's patterns, inspect's classes); and
       `msgspec.toml` and `msgspec.yaml`, which `import msgspec` loads and this package never calls (~0.3 ms). All
       four are deferred the same way.
+    - `json`, which most modules import and a run seldom calls (msgspec writes the JSON; its six patterns and
+      three modules are ~5 million instructions): deferred too, it runs at the first `json.dumps` or `json.loads`.
 
     On 3.10, or when msgspec or any of these modules is already loaded, that part is left as it is.
     `tests/unit/test_startup_imports.py` checks all of it.
@@ -116,7 +118,7 @@ def import_msgspec_alone() -> None:
 
     import_datetime_from_c()
     import_uuid_without_platform()
-    for name in ("textwrap", "msgspec.inspect", "msgspec.toml", "msgspec.yaml"):
+    for name in ("json", "textwrap", "msgspec.inspect", "msgspec.toml", "msgspec.yaml"):
         defer(name)
     sys.modules["typing_extensions"] = None  # type: ignore[assignment]  # an import of it raises ImportError
     try:
