@@ -204,6 +204,10 @@ def test_subtrees_several_expressions_compute_are_computed_once() -> None:
     assert first == codegen.batch_program(exprs).run(obj)
 
 
+def _height(node: Any) -> int:
+    return 1 + max((_height(kid) for kid in codegen._children(node)), default=0)
+
+
 def _nodes(tree: Any) -> list[Any]:
     found, pending = [], [tree]
     while pending:
@@ -323,3 +327,24 @@ def test_the_generated_matching_holds_no_text_of_the_definitions() -> None:
 )
 def test_a_reasons_list_is_written_as_jq_tostring_writes_it(items: list[Any]) -> None:
     assert status._list_text(items) == _json.jq_tostring(items)
+
+
+def test_only_small_subtrees_are_shared_and_a_deep_batch_still_agrees() -> None:
+    """A subtree is shared only up to 48 levels high (it is hashed when counted); a batch of two deep
+    expressions that repeat one path still gives what the current path gives, with and without the memo."""
+    deep = "." + ".".join(["a"] * 60)
+    exprs = (f"{deep} // 1", f"({deep} // 1) + 1", ".b.c", ".b.c == 2")
+    trees = [codegen._tree(expr) for expr in exprs]
+    shared = codegen._shared_subtrees([tree for tree in trees if tree is not None])
+    heights = [_height(node) for tree in trees for node in _nodes(tree) if id(node) in shared]
+    assert heights and max(heights) <= 48  # `.b.c` and the deep path's prefixes up to 48 levels
+    assert codegen._tree(deep) is not None and _height(codegen._tree(deep)) > 48
+    nested: Any = 5
+    for _ in range(60):
+        nested = {"a": nested}
+    obj = {**nested, "b": {"c": 2}}
+    expected = Document(copy.deepcopy(obj)).evaluate_many(exprs)
+    assert codegen.batch_program(exprs).run(obj) == expected == [[5], [6], [2], [True]]
+    program = codegen.expression_functions(exprs)
+    memo: dict[int, Any] = {}
+    assert [function(obj, memo) for function in program.functions if function is not None] == expected
