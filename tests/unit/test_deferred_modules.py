@@ -215,3 +215,37 @@ def test_datetime_made_from_its_c_implementation_is_the_module_a_plain_import_ma
     assert found["same_module"] and found["keys"] and found["differ"] == []
     assert found["spec"] and found["loader"] and found["classes"]
     assert found["msgspec"] == "2026-12-01T22:00:00+00:00"
+
+
+_FRACTIONS = r"""
+import json, re, subprocess, sys
+from workload_map.cli.main import import_msgspec_alone
+import_msgspec_alone()
+import fractions
+pattern = fractions._RATIONAL_FORMAT
+before = [type(pattern).__name__, "compiled" in vars(pattern), re.compile.__module__]
+texts = sys.argv[1:]
+def read(text):
+    try:
+        return str(fractions.Fraction(text))
+    except (ValueError, ZeroDivisionError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+ours = [read(text) for text in texts]
+plain = subprocess.run(
+    [sys.executable, "-c", "import fractions, json, sys\n"
+     "def read(t):\n    try:\n        return str(fractions.Fraction(t))\n"
+     "    except (ValueError, ZeroDivisionError) as exc:\n        return f'{type(exc).__name__}: {exc}'\n"
+     "print(json.dumps([read(t) for t in sys.argv[1:]]))", *texts],
+    capture_output=True, text=True, check=True,
+).stdout
+print(json.dumps({"before": before, "after": "compiled" in vars(pattern), "ours": ours, "plain": json.loads(plain),
+                  "flags": pattern.flags == re.VERBOSE | re.IGNORECASE}))
+"""
+
+
+def test_fractions_pattern_compiled_on_first_use_reads_text_as_a_plain_import_does() -> None:
+    texts = ["3/7", " -1.5e3 ", "+2", "1_000/3", ".5", "1/0", "abc", "", "1.5E-2", "3 /7", "٣/٧", "0x10"]
+    found = _python(_FRACTIONS, *texts)
+    assert found["before"] == ["LazyPattern", False, "re"]  # not compiled at import; re.compile is re's again
+    assert found["after"] and found["flags"]
+    assert found["ours"] == found["plain"]

@@ -103,9 +103,10 @@ added = sorted(set(sys.modules) - baseline)
 parsed = sys.modules["workload_map.jq.parser"]._parse.cache_info().misses
 # modules in sys.modules whose code never ran (cli.deferred): type() reads no attribute, so it does not run them
 deferred = sorted(name for name, module in sys.modules.items() if type(module).__name__ == "_Deferred")
+fractions_compiled = "compiled" in vars(sys.modules["fractions"]._RATIONAL_FORMAT)  # a LazyPattern until used
 import json
 print(json.dumps({"warm": warm, "code": code, "view": json.loads(view), "modules": added, "parsed": parsed,
-                  "deferred": deferred}))
+                  "deferred": deferred, "fractions_compiled": fractions_compiled}))
 """
 
 
@@ -151,6 +152,7 @@ def test_describing_a_file_imports_only_what_it_needs(env: dict[str, str]) -> No
     # imported by msgspec (uuid's platform, its JSON schema's textwrap and inspect, its toml and yaml), never run
     # (cli.deferred)
     assert found["deferred"] == sorted(DEFERRED_IN_DESCRIBE)
+    assert not found["fractions_compiled"]  # quantities are Fractions of integers: no Fraction(str) in a describe
 
 
 # What msgspec imports and a describe never uses: in sys.modules, their code not run (cli.main.import_msgspec_alone)

@@ -141,6 +141,32 @@ def import_datetime_from_c() -> None:
     sys.modules["datetime"] = module
 
 
+def import_fractions_with_a_lazy_pattern() -> None:
+    """`import fractions` with its one module-level pattern compiled on first use (`workload_map._regex.LazyPattern`).
+
+    `fractions` compiles `_RATIONAL_FORMAT` when imported (~4.7 million instructions, ~2% of a `describe -f`;
+    issue 19), and only `Fraction(str)` matches it: quantities are Fractions of integers. So `re.compile` is
+    `LazyPattern` for the length of that import, once the modules `fractions` imports are loaded, so that the one
+    module whose code then runs is `fractions` itself. `Fraction("1/3")` compiles the same pattern with the same
+    flags at its first call. Nothing is done when `fractions` is loaded already."""
+    if "fractions" in sys.modules:
+        return
+    import decimal  # noqa: F401  # what fractions imports (msgspec has loaded decimal and numbers already)
+    import math  # noqa: F401
+    import numbers  # noqa: F401
+    import operator  # noqa: F401
+    import re
+
+    from workload_map._regex import LazyPattern
+
+    compile_pattern = re.compile
+    re.compile = LazyPattern  # type: ignore[assignment]
+    try:
+        import fractions  # noqa: F401
+    finally:
+        re.compile = compile_pattern
+
+
 def import_uuid_without_platform() -> None:
     """`import uuid` with a stand-in for the one thing it asks `platform` (`system()`, on the POSIX systems other
     than macOS), then the real `platform`, deferred, in `sys.modules` and in `uuid`."""

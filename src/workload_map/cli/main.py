@@ -106,6 +106,8 @@ def import_msgspec_alone() -> None:
       built (`msgspec.json.schema`): ~2 ms of module code (textwrap's patterns, inspect's classes); and
       `msgspec.toml` and `msgspec.yaml`, which `import msgspec` loads and this package never calls (~0.3 ms). All
       four are deferred the same way.
+    - the pattern `fractions` compiles when imported, which only `Fraction(str)` uses: compiled on first use
+      (`import_fractions_with_a_lazy_pattern`; ~4.7 million instructions).
     - `json`, which most modules import and a run seldom calls (msgspec writes the JSON; its six patterns and
       three modules are ~5 million instructions): deferred too, it runs at the first `json.dumps` or `json.loads`.
 
@@ -114,7 +116,12 @@ def import_msgspec_alone() -> None:
     """
     if sys.hexversion < 0x030B0000 or "msgspec" in sys.modules or "typing_extensions" in sys.modules:  # 3.11
         return
-    from workload_map.cli.deferred import defer, import_datetime_from_c, import_uuid_without_platform
+    from workload_map.cli.deferred import (
+        defer,
+        import_datetime_from_c,
+        import_fractions_with_a_lazy_pattern,
+        import_uuid_without_platform,
+    )
 
     import_datetime_from_c()
     import_uuid_without_platform()
@@ -125,6 +132,7 @@ def import_msgspec_alone() -> None:
         import msgspec  # noqa: F401
     finally:
         del sys.modules["typing_extensions"]
+    import_fractions_with_a_lazy_pattern()
 
 
 def _exit_now(code: int) -> None:
