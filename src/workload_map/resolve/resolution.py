@@ -33,19 +33,22 @@ from workload_map.resolve.results import (
     gvk_dict,
 )
 from workload_map.resolve.snapshot import Snapshot
-from workload_map.resolve.structure import ComponentSlot, Structure
+from workload_map.resolve.structure import (
+    PART_FRAGMENTED,
+    PART_IDS,
+    PART_METADATA,
+    PART_REQUESTS,
+    PART_SCALES,
+    PART_SPECS,
+    PART_STATUS,
+    PART_TEMPLATES,
+    ComponentSlot,
+    Structure,
+)
 from workload_map.resources import QuantityError, ResourceList, ResourceSpecError, fragmented_requests, pod_requests
 from workload_map.resources.formula import pod_requests_in_place
 
-# the parts of a component (the keys of its cache), in the order their errors are reported
-PART_IDS: Final = "ids"
-PART_TEMPLATES: Final = "templates"
-PART_SPECS: Final = "specs"
-PART_METADATA: Final = "metadata"
-PART_FRAGMENTED: Final = "fragmented"
-PART_SCALES: Final = "scales"
-PART_REQUESTS: Final = "requests"
-PART_STATUS: Final = "status"
+# the parts of a component (the keys of its cache, named in `structure`), in the order their errors are reported
 PART_ORDER: Final = (
     PART_IDS,
     PART_TEMPLATES,
@@ -173,6 +176,7 @@ class ResolvedComponent(_Frozen):
     """One component as resolved: its identity, its instances (in instance-id order) and what failed."""
 
     __slots__ = (
+        "_absent",
         "_aliases",
         "_instances",
         "_lock",
@@ -197,6 +201,7 @@ class ResolvedComponent(_Frozen):
     definition: ComponentDefinition
     yaml_path: str
     _snapshot: Snapshot
+    _absent: frozenset[str]
     _aliases: ResourceAliases | None
     _parts: dict[str, Any]
     _templates: dict[str, dict[str, Any] | None]
@@ -214,6 +219,7 @@ class ResolvedComponent(_Frozen):
         _set(self, "definition", definition)
         _set(self, "yaml_path", slot.yaml_path)
         _set(self, "_snapshot", snapshot)
+        _set(self, "_absent", slot.absent)
         _set(self, "_aliases", structure.resource_aliases)
         _set(self, "_parts", {})
         _set(self, "_templates", {})
@@ -230,6 +236,8 @@ class ResolvedComponent(_Frozen):
         parts = self._parts
         if key in parts:
             return parts[key]
+        if key in self._absent:
+            return None  # the definition has no path for it (the ids are not needed to say so)
         with self._lock:
             if key not in parts:
                 parts[key] = self._compute(key)
@@ -616,4 +624,18 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-__all__ = ["Resolution", "ResolvedComponent", "ResolvedInstance", "object_ref"]
+__all__ = [
+    "PART_FRAGMENTED",  # the part names (defined in `structure`), as component.py and workload.py read them here
+    "PART_IDS",
+    "PART_METADATA",
+    "PART_ORDER",
+    "PART_REQUESTS",
+    "PART_SCALES",
+    "PART_SPECS",
+    "PART_STATUS",
+    "PART_TEMPLATES",
+    "Resolution",
+    "ResolvedComponent",
+    "ResolvedInstance",
+    "object_ref",
+]

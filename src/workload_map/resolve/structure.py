@@ -10,6 +10,7 @@ from __future__ import annotations
 from _thread import allocate_lock
 from collections import OrderedDict
 from collections.abc import Iterator
+from typing import Final
 
 import msgspec
 
@@ -21,6 +22,16 @@ from workload_map.resolve.results import FRAGMENTED_FIELDS
 
 _STRUCTURE_FIELD = "spec.structureDefinition"
 
+# the parts of a component a resolution computes, each once (the keys of `ResolvedComponent`'s cache)
+PART_IDS: Final = "ids"
+PART_TEMPLATES: Final = "templates"
+PART_SPECS: Final = "specs"
+PART_METADATA: Final = "metadata"
+PART_FRAGMENTED: Final = "fragmented"
+PART_SCALES: Final = "scales"
+PART_REQUESTS: Final = "requests"
+PART_STATUS: Final = "status"
+
 
 class ComponentSlot(msgspec.Struct, frozen=True):
     """One component of a definition and where it is declared (`spec.structureDefinition.childComponents[1]`)."""
@@ -28,6 +39,8 @@ class ComponentSlot(msgspec.Struct, frozen=True):
     definition: ComponentDefinition
     yaml_path: str
     is_root: bool
+    # the parts the definition has no path for, so None in every resolution (`absent_parts`)
+    absent: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -84,10 +97,11 @@ _CACHE_MAX = 512
 def _build(karta: Karta) -> Structure:
     slots: dict[str, ComponentSlot] = {}
     root = karta.root
-    slots[root.name] = ComponentSlot(root, f"{_STRUCTURE_FIELD}.rootComponent", True)
+    slots[root.name] = ComponentSlot(root, f"{_STRUCTURE_FIELD}.rootComponent", True, absent_parts(root))
     for index, child in enumerate(karta.children):
         # a later duplicate name never shadows the first (validation reports it)
-        slots.setdefault(child.name, ComponentSlot(child, f"{_STRUCTURE_FIELD}.childComponents[{index}]", False))
+        slot = ComponentSlot(child, f"{_STRUCTURE_FIELD}.childComponents[{index}]", False, absent_parts(child))
+        slots.setdefault(child.name, slot)
     children: dict[str, list[str]] = {}
     for child in karta.children:
         if child.owner_ref:
@@ -108,6 +122,26 @@ def _build(karta: Karta) -> Structure:
         resource_aliases=resource_aliases(karta.metadata.annotations if karta.metadata else None),
         in_place=in_place,
     )
+
+
+def absent_parts(component: ComponentDefinition) -> frozenset[str]:
+    """The parts a component's definition has no path for (no pod template, pod spec or metadata path, no
+    fragmented spec, scale or status definition): None in every resolution, whatever the object holds."""
+    spec = component.spec_definition
+    absent = set()
+    if spec is None or not spec.pod_template_spec_path:
+        absent.add(PART_TEMPLATES)
+    if spec is None or not spec.pod_spec_path:
+        absent.add(PART_SPECS)
+    if spec is None or not spec.metadata_path:
+        absent.add(PART_METADATA)
+    if spec is None or spec.fragmented_pod_spec_definition is None:
+        absent.add(PART_FRAGMENTED)
+    if component.scale_definition is None:
+        absent.add(PART_SCALES)
+    if component.status_definition is None:
+        absent.add(PART_STATUS)
+    return frozenset(absent)
 
 
 def _object_paths(component: ComponentDefinition) -> Iterator[str]:
