@@ -311,3 +311,22 @@ def test_the_formula_in_place_answers_the_common_forms_and_declines_the_rest() -
         {"containers": [OrderedDict(resources={})]},
     ):
         assert pod_requests_in_place(odd) is None
+
+
+# --- parts a definition has no path for --------------------------------------------------------------------
+
+
+def test_a_part_the_definition_has_no_path_for_is_what_extracting_it_gives() -> None:
+    """`ComponentSlot.absent` parts are None without extracting them; extracting them gives None too, on every
+    definition's own fixture and on an object they do not describe."""
+    checked = 0
+    other = next(obj for name, obj in OBJECTS if name == "jobset-x-k8s-io-jobset-v1alpha2")
+    for name, obj in [item for item in OBJECTS if item[0] in BY_NAME] + [("other", other)]:
+        for karta in [BY_NAME[name]] if name in BY_NAME else DEFINITIONS:
+            resolution = Workload(karta, obj, validate=False, check_gvk=False, from_json=True).resolve()
+            for component in resolution:
+                for key in component._absent:
+                    assert component._part(key) is None
+                    assert component._compute(key) is None, (karta.name, component.name, key)
+                    checked += 1
+    assert checked >= 500
