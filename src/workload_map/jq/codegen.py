@@ -1,7 +1,10 @@
 """Generated evaluators: a batch of jq expressions (a definition's status group) as ONE Python function.
 
 `batch_program(exprs)` turns the expressions it covers into the source of one function `run(obj)` that gives each
-expression's outputs, and `compile()`s it once per process per batch. Unlike the closures of `compiler` (a call per
+expression's outputs, and `compile()`s it once per process per batch; `expression_functions(exprs)` compiles the
+same code as one function per expression (`f(obj, memo)`), for a reader that evaluates only what it consults (the
+resolve layer's status plan). Subtrees several expressions of a batch compute on the root are computed once per
+evaluation and kept in a memo (`_shared_subtrees`). Unlike the closures of `compiler` (a call per
 node, a generator per stream) the generated code is straight-line Python: a pipe is a nested block, an iteration a
 `for` loop, `//` a flag. And it reads the caller's object *in place*, without the pruned and normalised copy the
 closures run on (`convert.normalize`), which is most of what a `wmap get` row costs.
