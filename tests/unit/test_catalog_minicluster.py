@@ -264,9 +264,6 @@ def test_each_broker_pod_is_placed_by_its_completion_index_through_the_job() -> 
     ]
 
 
-READY = {"type": "JobMiniClusterReady", "status": "True"}
-
-
 @pytest.mark.parametrize(
     ("job", "phase", "reason"),
     [
@@ -326,7 +323,7 @@ def test_a_minicluster_just_created_or_still_creating_its_job_is_initializing() 
     obj = _minicluster()
     del obj["status"]
     assert _workload(obj).status.phase == "Initializing"
-    obj["status"] = {"conditions": [{**READY, "type": "JobRequested"}]}
+    obj["status"] = {"conditions": [{"type": "JobRequested", "status": "True", "reason": "JobRequested"}]}
     assert _workload(obj).status.phase == "Initializing"
 
 
