@@ -26,7 +26,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.unit.test_codegen import DEFINITIONS, OBJECTS, SETTINGS, _strict
-from workload_map.jq import convert
+from workload_map.jq import EvaluationPolicy, JqLimitError, convert
 from workload_map.model import Karta
 from workload_map.resolve import ExtractionError, Workload, extract, snapshot, structure
 from workload_map.resolve.structure import structure_of
@@ -330,3 +330,51 @@ def test_a_part_the_definition_has_no_path_for_is_what_extracting_it_gives() -> 
                     assert component._compute(key) is None, (karta.name, component.name, key)
                     checked += 1
     assert checked >= 500
+
+
+# --- policies ---------------------------------------------------------------------------------------------------
+
+
+class _Refuses(list[Any]):
+    """A recorder that refuses the pod template path (as one whose definition was stopped earlier would)."""
+
+    def __init__(self, refused: str) -> None:
+        super().__init__()
+        self.refused = refused
+
+    def refuse(self, expression: str) -> Any:
+        return JqLimitError(expression, "refused") if expression == self.refused else None
+
+
+def _with_policy(karta: Karta, obj: Any, policy: EvaluationPolicy) -> Any:
+    resolution = Workload(karta, obj, from_json=True, policy=policy).resolve()
+    component = resolution.component("replicatedjob")
+    return _strict(
+        json.loads(
+            json.dumps(
+                {
+                    "errors": [str(error) for error in resolution.errors],
+                    "templates": [instance.pod_template for instance in component.instances.values()],
+                    "requests": [_requests(instance.requests) for instance in component.instances.values()],
+                },
+                default=repr,
+            )
+        )
+    )
+
+
+def test_a_worker_policy_and_a_refusing_recorder_resolve_as_they_did(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under the worker policy the plain paths are read in place as the Document reads them (in Python); a
+    refused object path is never read in place: its refusal is the part's error, as before."""
+    karta = BY_NAME["jobset-x-k8s-io-jobset-v1alpha2"]
+    obj = next(obj for name, obj in OBJECTS if name == karta.name)
+    (path,) = structure_of(karta).in_place
+    for policy in (EvaluationPolicy("worker"), EvaluationPolicy(stops=_Refuses(path))):
+        got = _with_policy(karta, obj, policy)
+        with monkeypatch.context() as patched:
+            patched.setattr(structure, "compile_fast_raw", lambda expr: None)
+            patched.setattr(snapshot, "compile_fast_raw", lambda expr: None)
+            patched.setattr(structure, "_CACHE", type(structure._CACHE)())
+            assert got == _with_policy(karta, obj, policy)
+    refused = Workload(karta, obj, from_json=True, policy=EvaluationPolicy(stops=_Refuses(path))).resolve()
+    assert any("refused" in str(error) for error in refused.errors)
