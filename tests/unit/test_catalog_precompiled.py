@@ -1,5 +1,6 @@
 """The precompiled catalog (catalog/precompiled.py): the blob decodes to exactly the definitions the YAML gives,
-and a changed, added or removed definition file is picked up (a new key, parsed again) rather than served stale."""
+and a changed, added or removed definition file is picked up (a new key, or bytes that differ from those the blob
+was built from: parsed again) rather than served stale."""
 
 from __future__ import annotations
 
@@ -99,14 +100,36 @@ def test_an_edited_or_removed_definition_is_picked_up(env: dict[str, str]) -> No
     assert job.name not in {k.name for k in fewer} and len(fewer) < len(before)
 
 
-def test_the_key_covers_names_bytes_version_and_model() -> None:
+def test_the_key_covers_names_sizes_version_and_model() -> None:
     files = [("a.yaml", b"x"), ("b.yaml", b"y")]
     key = precompiled.catalog_key(files)
     assert key == precompiled.catalog_key(list(files))
-    assert key != precompiled.catalog_key([("a.yaml", b"x"), ("b.yaml", b"z")])
+    assert key != precompiled.catalog_key([("a.yaml", b"x"), ("b.yaml", b"yy")])
     assert key != precompiled.catalog_key([("a.yaml", b"x"), ("c.yaml", b"y")])
     assert key != precompiled.catalog_key([("a.yaml", b"xb.yaml"), ("", b"y")])  # lengths separate the parts
     assert key != precompiled.catalog_key(files[:1])
+    # the bytes themselves are not hashed: the blob holds them and a load compares them (next test)
+    assert key == precompiled.catalog_key([("a.yaml", b"x"), ("b.yaml", b"z")])
+
+
+def test_an_edit_of_the_same_size_is_picked_up(env: dict[str, str]) -> None:
+    files = registry._builtin_files()
+    parse = Counting()
+    before = precompiled.load_cached(files, parse, env)
+    job = next(k for k in before if k.root_gvk is not None and k.root_gvk.kind == "Job")
+    same_size = "x" * len(job.name)
+    edited = [
+        (n, _renamed(files, f"name: {job.name}", f"name: {same_size}") if n == "batch-job-v1.yaml" else d)
+        for n, d in files
+    ]
+    assert [len(d) for _, d in edited] == [len(d) for _, d in files]
+    assert precompiled.catalog_key(edited) == precompiled.catalog_key(files)  # the same blob file ...
+    after = precompiled.load_cached(edited, parse, env)
+    assert parse.calls == 2  # ... built from other bytes: parsed again
+    assert same_size in {k.name for k in after} and job.name not in {k.name for k in after}
+    assert after == registry._parse_builtin(edited)
+    assert precompiled.load_cached(edited, parse, env) == after and parse.calls == 2  # rewritten: a hit now
+    assert precompiled.load_cached(files, parse, env) == before and parse.calls == 3  # and back again
 
 
 def test_the_key_covers_the_version(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,9 +147,11 @@ def test_a_damaged_blob_is_parsed_again_and_rewritten(env: dict[str, str]) -> No
     blob.write_bytes(blob.read_bytes()[:1000])
     assert precompiled.load_cached(files, parse, env) == good
     assert parse.calls == 2
-    kartas, valid, trees = msgspec.msgpack.decode(
-        blob.read_bytes(), type=tuple[tuple[Karta, ...], tuple[bool, ...], dict[str, bytes]]
+    built_from, kartas, valid, trees = msgspec.msgpack.decode(
+        blob.read_bytes(),
+        type=tuple[tuple[tuple[str, bytes], ...], tuple[Karta, ...], tuple[bool, ...], dict[str, bytes]],
     )
+    assert built_from == tuple(files)  # the bytes the next load compares
     assert kartas == good and valid == ()  # rewritten whole (no check: no validity recorded)
     assert trees  # and the expressions' syntax trees with it
 

@@ -4,9 +4,12 @@ instead of parsing 24+ YAML files.
 The blob lives in the cache directory (`$WMAP_CACHE_DIR`, else `$XDG_CACHE_HOME/workload-map`, else
 `~/.cache/workload-map`) under `catalog/<key>.msgpack`. The key is a 256-bit BLAKE2b digest of everything the
 decoded result depends on: the package version, the msgspec version, the source of the model's types (an edited
-field changes the wire shape) and every packaged definition file's name and bytes. So a blob is never stale: a
-definition added, removed or edited gives a new key, and the YAML is parsed again and a new blob written. The
-files are read on every start to compute the key (a few hundred KB at most, far cheaper than parsing them).
+field changes the wire shape) and every packaged definition file's name and size; the blob holds the very bytes of
+the files it was built from, and a start compares them with the files' own (read on every start: a few hundred KB,
+far cheaper than parsing them). So a blob is never stale: a definition added, removed or resized gives a new key,
+an edit of the same size a blob whose bytes differ, and either way the YAML is parsed again and the blob written.
+Comparing the bytes is exact, and cheaper than hashing them was (~6 million instructions of a `describe -f`; issue
+19).
 
 With a `check` (the catalog passes the validator), the blob also records which definitions had no validation
 errors when it was built, and those decoded objects are marked so (`model.validated`): resolving a catalog workload
@@ -46,10 +49,13 @@ except ImportError:  # pragma: no cover - an interpreter built without it
     from hashlib import blake2b
 
 # Bump when the blob's layout changes in a way the key does not already cover.
-_FORMAT = b"wmap-catalog-3"
-# the definitions, for each whether it had no validation errors (empty when the blob was built without a check),
-# and the syntax trees of their jq expressions (text -> `trees.encode`; empty when the parser cannot be stamped)
-_DECODER = msgspec.msgpack.Decoder(tuple[tuple[Karta, ...], tuple[bool, ...], dict[str, bytes]])
+_FORMAT = b"wmap-catalog-4"
+# the definition files it was built from (name, bytes), the definitions, for each whether it had no validation
+# errors (empty when the blob was built without a check), and the syntax trees of their jq expressions (text ->
+# `trees.encode`; empty when the parser cannot be stamped)
+_DECODER = msgspec.msgpack.Decoder(
+    tuple[tuple[tuple[str, bytes], ...], tuple[Karta, ...], tuple[bool, ...], dict[str, bytes]]
+)
 # what validation runs: a change in any of these modules may change which definitions are valid
 _VALIDATOR_PACKAGES: Final = ("validation", "jq", "model")
 
@@ -77,9 +83,10 @@ def _cache_directory(env: Mapping[str, str]) -> str:
 def catalog_key(
     files: Sequence[tuple[str, bytes]], *, validator: bytes | None = None, parser: bytes | None = None
 ) -> str:
-    """The cache key for definition files given as (name, bytes), in the order they are loaded; `validator`: the
-    validator's stamp (`validator_stamp`), for a blob that records which definitions are valid; `parser`: the jq
-    parser's (`trees.tree_stamp`), for a blob that holds the expressions' syntax trees."""
+    """The cache key for definition files given as (name, bytes), in the order they are loaded: it covers their
+    names and sizes (the blob holds their bytes, which `load_cached` compares); `validator`: the validator's stamp
+    (`validator_stamp`), for a blob that records which definitions are valid; `parser`: the jq parser's
+    (`trees.tree_stamp`), for a blob that holds the expressions' syntax trees."""
     digest = blake2b(_FORMAT, digest_size=32)
     parts = [_version.__version__.encode(), msgspec.__version__.encode(), _types_source()]
     parts.append(b"unchecked" if validator is None else b"checked\n" + validator)
@@ -88,9 +95,10 @@ def catalog_key(
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)
     for name, data in files:
-        for part in (name.encode(), data):
-            digest.update(len(part).to_bytes(8, "big"))
-            digest.update(part)
+        encoded = name.encode()
+        digest.update(len(encoded).to_bytes(8, "big"))
+        digest.update(encoded)
+        digest.update(len(data).to_bytes(8, "big"))
     return digest.hexdigest()
 
 
@@ -123,14 +131,17 @@ def load_cached(
         check = None  # the validator's modules cannot be stamped (a zipped package): record no validity
     parser = trees.tree_stamp()
     path = _blob_file(catalog_key(files, validator=stamp, parser=parser), env)
+    given = tuple((name, data) for name, data in files)
     try:
-        kartas, valid, parsed = _DECODER.decode(read_file(path))
+        built_from, kartas, valid, parsed = _DECODER.decode(read_file(path))
+        fresh = built_from == given  # the same bytes (the key covers the names and sizes)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        # not built yet, unreadable or damaged: parse the YAML and (re)write it
+        fresh = False
+    if not fresh:  # not built yet, unreadable, damaged, or built from other bytes: parse the YAML and (re)write it
         kartas = parse(files)
         valid = () if check is None else tuple(bool(ok) for ok in check(kartas))
         parsed = {} if parser is None else expression_trees(kartas)
-        _write(path, _ENCODER.encode((kartas, valid, parsed)))
+        _write(path, _ENCODER.encode((given, kartas, valid, parsed)))
     if len(valid) == len(kartas):
         mark_validated(karta for karta, ok in zip(kartas, valid, strict=True) if ok)
     trees.remember(parsed)
