@@ -142,37 +142,53 @@ _OPENING: Final = frozenset(b"[{")
 # a text longer than this many bytes per allowed level is split without counting its brackets first: a Kubernetes
 # object spends some 30-40 bytes of text per container, so the count would not stop it (speed only: both are exact)
 _SPLIT_UNCOUNTED: Final = 64
-_RAW_NODE: list[msgspec.json.Decoder[Any]] = []  # made on first use: only objects of many containers need it
+# made on first use (only objects of many containers need them): a container with its entries as text
+# (`msgspec.Raw`, a view of it), and one with its entries decoded one level (their own entries as text)
+_SPLITTERS: list[msgspec.json.Decoder[Any]] = []
+_SplitEntry = dict[str, msgspec.Raw] | list[msgspec.Raw] | str | int | float | bool | None
 
 
-def _raw_node(data: bytes) -> Any:
-    """The container `data` holds with its entries undecoded (`msgspec.Raw`: a view of their text)."""
-    if not _RAW_NODE:
-        _RAW_NODE.append(msgspec.json.Decoder(dict[str, msgspec.Raw] | list[msgspec.Raw]))
-    return _RAW_NODE[0].decode(data)
+def _split(data: bytes, levels: int) -> Any:
+    if not _SPLITTERS:
+        _SPLITTERS.append(msgspec.json.Decoder(dict[str, msgspec.Raw] | list[msgspec.Raw]))
+        _SPLITTERS.append(msgspec.json.Decoder(dict[str, _SplitEntry] | list[_SplitEntry]))
+    return _SPLITTERS[levels - 1].decode(data)
 
 
 def _text_nests_deeper(data: bytes, allowed: int, *, counted: bool = False) -> bool:
     """Whether the JSON container `data` holds has a container more than `allowed` levels below it.
 
     A subtree whose text is short, or holds few `[` and `{`, cannot nest deeper than it has containers (a count
-    that also takes brackets inside strings: it only ever says "maybe"); any other container is split into its
-    entries by msgspec (in C) and each long entry looked at in turn. So a JobSet of a thousand containers costs a
-    few splits of its larger subtrees instead of a Python step per value. `counted`: the caller has counted the
-    `[` and `{` already (more than `allowed`), so the text is split at once."""
+    that also takes brackets inside strings: it only ever says "maybe"); any other container is split by msgspec
+    (in C), two levels at a time, and each long entry two levels down looked at in turn. So a JobSet of a thousand
+    containers costs a few splits of its larger subtrees instead of a Python step per value. `counted`: the caller
+    has counted the `[` and `{` already (more than `allowed`), so the text is split at once."""
     if len(data) <= 2 * (allowed + 1):  # each container takes two bytes: too short to hold allowed + 2 nested
         return False
-    counted = counted or len(data) > _SPLIT_UNCOUNTED * (allowed + 1)  # so long it surely holds more containers
-    if not counted and len(data.translate(None, _OTHER_BYTES)) <= allowed + 1:  # what is left is the `[` and `{`
-        return False  # too few containers (the count is of `[` and `{` anywhere, so at least the containers)
+    # too few containers, counted as the `[` and `{` a translate leaves (anywhere, so at least the containers);
+    # a text so long it surely holds more than that is split without counting them first
+    counting = not counted and (allowed == 0 or len(data) <= _SPLIT_UNCOUNTED * (allowed + 1))
+    if counting and len(data.translate(None, _OTHER_BYTES)) <= allowed + 1:
+        return False
     if allowed == 0:
         return True  # a second container in the text, so one below this one
-    node = _raw_node(data)
+    if allowed == 1:
+        node = _split(data, 1)
+        for entry in node.values() if type(node) is dict else node:
+            if len(entry) > 2:
+                text = bytes(entry)
+                if text[0] in _OPENING and _text_nests_deeper(text, 0):
+                    return True
+        return False
+    node = _split(data, 2)
     for entry in node.values() if type(node) is dict else node:
-        if len(entry) > 2 * allowed:
-            text = bytes(entry)
-            if text[0] in _OPENING and _text_nests_deeper(text, allowed - 1):
-                return True
+        kind = type(entry)
+        if kind is dict or kind is list:  # a container one level down: its entries, two down, are text
+            for sub in entry.values() if kind is dict else entry:
+                if len(sub) > 2 * (allowed - 1):
+                    text = bytes(sub)
+                    if text[0] in _OPENING and _text_nests_deeper(text, allowed - 2):
+                        return True
     return False
 
 
