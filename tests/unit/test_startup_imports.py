@@ -80,6 +80,7 @@ NOT_IN_DESCRIBE = (
     "workload_map.cli.render.text",
     "workload_map.cli.render.hints",
     "workload_map.cli.render.fmt",
+    "workload_map.cli.render.shape",  # the tree's shape; a view's Origin names Group as a type only
     "select",  # _io polls a pipe, FIFO or stdin only
 )
 

@@ -18,7 +18,6 @@ from workload_map.cli.context import state
 from workload_map.cli.pipeline import ResolvedWorkload
 from workload_map.cli.render import machine
 from workload_map.cli.render.origin import Origin
-from workload_map.cli.render.shape import Group
 from workload_map.model.extensions import (
     COPIES,
     GROUPS,
@@ -31,6 +30,7 @@ from workload_map.resolve import ResolveError
 from workload_map.view import SCHEMA_VERSION, WorkloadView, build_view
 
 if TYPE_CHECKING:
+    from workload_map.cli.render.shape import Group
     from workload_map.cli.render.text import Line
     from workload_map.pods import Owners
 
@@ -166,6 +166,8 @@ def _group(value: object) -> Group | None:
     """A group from one output: None (not grouped); ValueError when the value is not one."""
     if value is None:
         return None
+    from workload_map.cli.render.shape import Group  # the tree's shape: only for a definition that groups
+
     if isinstance(value, str) and value and value.isprintable() and len(value) <= MAX_DISPLAY_NAME:
         return Group(value)
     if isinstance(value, dict) and set(value) <= {"name", "copies"}:

@@ -8,10 +8,12 @@ start-up). `render.tree` re-exports it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from workload_map.cli.render.shape import Group
+if TYPE_CHECKING:  # the field's type only: a describe without workloadmap.io/groups makes no Group
+    from workload_map.cli.render.shape import Group
 
 
 class Origin(msgspec.Struct, frozen=True):
