@@ -38,9 +38,8 @@ for n copies of its instances' pods: `4 (2 x 2 pods)`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
@@ -126,6 +125,20 @@ def groups_problems(annotations: Mapping[str, str] | None) -> list[str]:
     return _string_map(annotations, GROUPS, "jq expression", "")[1]
 
 
+def _json_loads(text: str) -> Any:
+    """`json.loads(text)`, through msgspec's decoder where it takes the text (a definition's annotations are plain
+    JSON objects, and a start-up then never imports json; issue 19). msgspec refuses some texts json reads (NaN,
+    Infinity, 1e999, lone surrogate escapes) and, as tests/unit/test_model_extensions_json.py checks, reads none
+    that json refuses and gives the same value for every text both read; so on a refusal json decides, its value or
+    its error (a ValueError) as before."""
+    try:
+        return msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        import json
+
+        return json.loads(text)
+
+
 def _string_map(
     annotations: Mapping[str, str] | None, key: str, what: str, example: str
 ) -> tuple[dict[str, str], list[str]]:
@@ -134,7 +147,7 @@ def _string_map(
     if raw is None:
         return {}, []
     try:
-        value = json.loads(raw)
+        value = _json_loads(raw)
     except ValueError as exc:
         return {}, [f"not JSON: {exc}"]
     if not isinstance(value, dict):
@@ -218,7 +231,7 @@ def _read(annotations: Mapping[str, str] | None) -> tuple[ResourceAliases | None
 def _parse_aliases(text: str) -> dict[str, ResourceAlias] | str:
     """The aliases, or what is wrong with the annotation."""
     try:
-        value = json.loads(text)
+        value = _json_loads(text)
     except ValueError as error:
         return f"not JSON: {error}"
     if not isinstance(value, dict):
