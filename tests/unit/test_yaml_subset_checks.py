@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -81,16 +82,18 @@ def test_numbers_with_the_shortcut_and_without() -> None:
         assert _outcome(yaml_subset._plain, text) == _outcome(_as_the_patterns_resolve, text), text
 
 
-def test_an_ascii_manifest_compiles_no_pattern() -> None:
+@pytest.mark.parametrize(("example", "kind"), [("pytorchjob.yaml", "PyTorchJob"), ("jobset.yaml", "JobSet")])
+def test_an_ascii_manifest_compiles_no_pattern(example: str, kind: str) -> None:
+    # the JobSet's `backoffLimit: 0`: a lone 0 is a plain decimal too
     code = (
         "import sys\n"
         "from workload_map.model import yaml_subset\n"
         "docs = yaml_subset.read_stream(open(sys.argv[1]).read())\n"
-        "assert docs and docs[0][1]['kind'] == 'PyTorchJob'\n"
+        "assert docs and docs[0][1]['kind'] == sys.argv[2]\n"
         "print(sorted(p for p in ('_UNUSUAL', '_INT', '_FLOAT') if 'compiled' in vars(getattr(yaml_subset, p))))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code, str(REPO / "examples" / "pytorchjob.yaml")],
+        [sys.executable, "-c", code, str(REPO / "examples" / example), kind],
         capture_output=True,
         text=True,
         check=True,

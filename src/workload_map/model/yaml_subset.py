@@ -206,8 +206,8 @@ def _plain(text: str) -> Any:
     """The value of a plain scalar, resolved as the loader resolves it (`yamlio`'s PyYAML path)."""
     first = text[0]
     if first in _NUMBER_START:
-        if first != "0" and text.isdigit() and text.isascii():
-            return _int(text)  # a plain decimal (a count, a port): `_INT` matches it, no need to ask
+        if (first != "0" or text == "0") and text.isdigit() and text.isascii():
+            return _int(text)  # a plain decimal (a count, a port, 0): `_INT` matches it, no need to ask
         # the patterns only where they could match (`16Gi` and `--nnodes=5` compile neither, issue 19)
         if "." in text and _FLOAT.match(text):
             return _float(text)
