@@ -135,17 +135,20 @@ def env(tmp_path: Path) -> dict[str, str]:
     return {**base, "WMAP_CACHE_DIR": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
 
 
-def test_describing_a_file_imports_only_what_it_needs(env: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("example", "kind", "gpus"), [(EXAMPLE, "PyTorchJob", 33), (REPO / "examples" / "jobset.yaml", "JobSet", 8)]
+)
+def test_describing_a_file_imports_only_what_it_needs(env: dict[str, str], example: Path, kind: str, gpus: int) -> None:
     # The first run builds the catalog blob (and so validates the catalog); a run that finds the blob is the one
     # every later command makes. Another process editing a definition or a validator module in this tree between
     # two runs changes the key, so a run that found no blob is made again.
     for _attempt in range(4):
-        found = _python(_DESCRIBE, str(EXAMPLE), env=env, bare=True)
+        found = _python(_DESCRIBE, str(example), env=env, bare=True)
         assert found["code"] == 0
         if found["warm"]:
             break
     assert found["warm"], "the catalog blob was rebuilt on every run"
-    assert found["view"]["kind"] == "PyTorchJob" and found["view"]["resources"]["gpus"] == 33
+    assert found["view"]["kind"] == kind and found["view"]["resources"]["gpus"] == gpus
     modules = found["modules"]
     unexpected = {name: _loaded(name, modules) for name in NOT_IN_DESCRIBE if _loaded(name, modules)}
     assert not unexpected, unexpected
