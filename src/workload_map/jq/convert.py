@@ -7,7 +7,8 @@ it looks to gojq:
 
 * object keys sorted recursively (byte order of their UTF-8 text, as Go sorts strings);
 * integral floats whose magnitude is below 2**53 become ints (`3.0` -> `3`); other floats stay;
-* YAML timestamps (`datetime`, `date`) become RFC 3339 strings, tuples and sets become arrays, bytes base64.
+* YAML timestamps (`datetime`, `date`) become RFC 3339 strings, tuples and sets become arrays, bytes base64;
+* a lone surrogate (what `json.loads` makes of an unpaired `"\\ud800"` escape) becomes U+FFFD, as gojq reads it.
 
 The pass is `msgspec`'s encoder with sorted keys (C speed). Integral floats are rare in Kubernetes objects, so they
 are looked for in the encoded text and only fixed (by a decode with a float hook and a second encode) when one may
@@ -28,6 +29,7 @@ from typing import Any
 import msgspec
 
 from workload_map._regex import LazyPattern
+from workload_map._unicode import replace_lone_surrogates
 from workload_map.errors import WorkloadMapError
 
 __all__ = ["InputNotJSONError", "encode", "normalize", "prune", "roots_key", "to_plain"]
@@ -104,6 +106,8 @@ def _encode_bytes(obj: Any) -> bytes:
         if "str keys" not in str(exc):
             raise InputNotJSONError(f"the object is not JSON: {exc}") from None
         return _encode_walked(obj)
+    except UnicodeEncodeError:  # a lone surrogate (json.loads of a `"\\ud800"` escape): U+FFFD, as gojq reads it
+        return _encode_walked(obj)
     except (ValueError, RecursionError) as exc:
         raise _not_json(exc) from None
     if _INTEGRAL_FLOAT.search(data):
@@ -130,7 +134,7 @@ def _not_json(exc: BaseException) -> InputNotJSONError:
 
 def _key(key: Any) -> str:
     if isinstance(key, str):
-        return key
+        return replace_lone_surrogates(key)
     if key is None:
         return "null"
     if isinstance(key, bool):
@@ -143,7 +147,9 @@ def _key(key: Any) -> str:
 
 
 def _walk(value: Any) -> Any:
-    """Pure-Python normalisation for values msgspec cannot sort (non-string keys)."""
+    """Pure-Python normalisation for values msgspec cannot sort (non-string keys) or encode (lone surrogates)."""
+    if isinstance(value, str):
+        return replace_lone_surrogates(value)
     if isinstance(value, Mapping):
         return {_key(k): _walk(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):

@@ -20,6 +20,7 @@ import msgspec
 
 from workload_map._limits import MAX_DEPTH, MAX_INT_DIGITS
 from workload_map._regex import LazyPattern
+from workload_map._unicode import replace_lone_surrogates
 from workload_map.errors import WorkloadMapError
 
 Path = Sequence[str | int]
@@ -45,7 +46,8 @@ def json_copy(value: Any) -> Any:
     """A deep copy of a JSON value, normalised the way the API server would hand it over.
 
     Tuples become lists and YAML timestamps (`datetime`/`date`, which PyYAML makes of unquoted timestamps) become
-    RFC 3339 strings; typed values (msgspec Structs, dataclasses) become objects. What JSON cannot carry raises
+    RFC 3339 strings; typed values (msgspec Structs, dataclasses) become objects; a lone surrogate (`json.loads` of
+    an unpaired `"\\ud800"` escape) becomes U+FFFD, as the API server's decoder reads it. What JSON cannot carry raises
     `NotJSONError` naming where it is: a value of no JSON type, NaN or an infinity (the API server has no such
     number; they are not read as null), an integer of more than 4300 digits, a cycle, nesting over 500 levels.
     """
@@ -248,7 +250,10 @@ def _checked_copy(root: Any) -> Any:
             on_path.discard(task[1])
             continue
         value, target, slot, where, depth = task
-        if isinstance(value, str) or value is None or isinstance(value, bool):
+        if isinstance(value, str):
+            target[slot] = replace_lone_surrogates(value)
+            continue
+        if value is None or isinstance(value, bool):
             target[slot] = value
             continue
         if isinstance(value, int):
@@ -290,7 +295,9 @@ def _checked_copy(root: Any) -> Any:
             copied: dict[str, Any] = {}
             for key, item in value.items():
                 name = key
-                if not isinstance(name, str):
+                if isinstance(name, str):
+                    name = replace_lone_surrogates(name)
+                else:
                     if not (isinstance(name, bool | int | float) or name is None):
                         raise NotJSONError(where, name)
                     try:
