@@ -28,9 +28,11 @@ from tests.fixtures.gang import workload as gang_workload
 from workload_map import gang, view
 from workload_map.catalog import builtin_registry
 from workload_map.gang import GangError, GangPlanDocument, plan
+from workload_map.gang import schema as gang_schema_module
 from workload_map.pods import attribute
 from workload_map.resolve import Resolution, Workload
 from workload_map.view import WorkloadViewDocument, build_view
+from workload_map.view import schema as view_schema_module
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "src" / "workload_map"
@@ -102,20 +104,20 @@ PLANS = plan_documents()
 
 
 def test_committed_view_schema_equals_a_fresh_generation() -> None:
-    assert VIEW_SCHEMA_FILE.read_text(encoding="utf-8") == view.schema.json_schema_text(), (
+    assert VIEW_SCHEMA_FILE.read_text(encoding="utf-8") == view_schema_module.json_schema_text(), (
         "stale view.schema.json: run python scripts/gen_schemas.py"
     )
 
 
 def test_committed_plan_schema_equals_a_fresh_generation() -> None:
-    assert PLAN_SCHEMA_FILE.read_text(encoding="utf-8") == gang.schema.json_schema_text(), (
+    assert PLAN_SCHEMA_FILE.read_text(encoding="utf-8") == gang_schema_module.json_schema_text(), (
         "stale plan.schema.json: run python scripts/gen_schemas.py"
     )
 
 
 def test_the_schema_files_are_the_packages_data_files() -> None:
-    assert VIEW_SCHEMA_FILE.name == view.schema.JSON_SCHEMA_FILE
-    assert PLAN_SCHEMA_FILE.name == gang.schema.JSON_SCHEMA_FILE
+    assert VIEW_SCHEMA_FILE.name == view_schema_module.JSON_SCHEMA_FILE
+    assert PLAN_SCHEMA_FILE.name == gang_schema_module.JSON_SCHEMA_FILE
 
 
 def test_the_schemas_say_their_schema_version_and_name_the_concepts() -> None:
