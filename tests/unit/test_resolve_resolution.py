@@ -74,7 +74,7 @@ def test_reading_the_status_evaluates_only_the_status_expressions() -> None:
     structure = resolution._structure
     shape, status = structure.plan_groups
     # the status group is in the cache, or was read by the status plan's generated functions (from a batch's
-    # second evaluation in the process: `status.planned_status`), which keep nothing there
+    # second evaluation in the process: `status_plan.planned_status`), which keep nothing there
     assert set(snapshot._results) <= set(status)
     assert not set(shape) & set(snapshot._results)
     worker = resolution.component("worker")

@@ -1,7 +1,7 @@
 """The status plan and its generated functions read the status `extract_status` reads (issue 19, "status, third
 round").
 
-`status.planned_status` reads a status definition in one pass over its expressions' results (`StatusPlan.read`),
+`status_plan.planned_status` reads a status definition in one pass over its expressions' results (`StatusPlan.read`),
 and evaluates them on demand with the generated functions of `jq/codegen.py` on the object in place (only what it
 consults; subtrees several expressions compute, once). What must hold, for every catalog definition's every
 status definition over every fixture, corpus object and recording, their variants (decoded with and without the
@@ -31,7 +31,7 @@ from tests.unit.test_status_alone import _variants
 from workload_map.jq import Document, EvaluationPolicy, JqError, codegen
 from workload_map.jq.policy import INPROCESS
 from workload_map.model import Karta
-from workload_map.resolve import Workload, _json, status
+from workload_map.resolve import Workload, _json, status, status_plan
 from workload_map.resolve.errors import ExtractionError, GVKMismatchError
 from workload_map.resolve.snapshot import Snapshot
 from workload_map.resolve.structure import structure_of
@@ -60,10 +60,10 @@ def _three_ways(karta: Karta, obj: dict[str, Any]) -> list[tuple[str, Any, Any, 
             return snapshot.outputs(expr, name, field)
 
         generic = status.extract_status(component.name, definition, outputs, errors.append)
-        plan = status.status_plan(definition)
+        plan = status_plan.status_plan(definition)
         eager = plan.read(snapshot.results(plan.expressions))
         fresh = _snapshot(karta, copy.deepcopy(obj))
-        lazy = status.planned_status(definition, fresh.document, fresh.results)
+        lazy = status_plan.planned_status(definition, fresh.document, fresh.results)
         out.append((component.name, (generic, [str(error) for error in errors]), eager, lazy))
     return out
 
@@ -144,7 +144,7 @@ def test_the_generated_functions_answer_the_catalog_fixtures_themselves() -> Non
         total += 1
         snapshot = _snapshot(karta, copy.deepcopy(obj))
         try:
-            found = status.planned_status(karta.root.status_definition, snapshot.document, never)
+            found = status_plan.planned_status(karta.root.status_definition, snapshot.document, never)
         except AssertionError:
             continue
         answered += found is not None
@@ -158,7 +158,7 @@ def test_only_what_the_plan_consults_is_evaluated() -> None:
     karta, obj = _jobset()
     definition = karta.root.status_definition
     assert definition is not None
-    plan = status.status_plan(definition)
+    plan = status_plan.status_plan(definition)
     functions = codegen.generated_functions(Document(obj), plan.expressions)
     assert functions is not None
     ran: list[int] = []
@@ -186,7 +186,7 @@ def test_subtrees_several_expressions_compute_are_computed_once() -> None:
     karta, obj = _jobset()
     definition = karta.root.status_definition
     assert definition is not None
-    exprs = status.status_plan(definition).expressions
+    exprs = status_plan.status_plan(definition).expressions
     trees = [codegen._tree(expr) for expr in exprs]
     shared = codegen._shared_subtrees([tree for tree in trees if tree is not None])
     assert shared
@@ -303,9 +303,9 @@ def test_the_generated_matching_holds_no_text_of_the_definitions() -> None:
         for component in karta.components:
             if component.status_definition is None:
                 continue
-            plan = status.status_plan(component.status_definition)
+            plan = status_plan.status_plan(component.status_definition)
             functions = codegen.expression_functions(plan.expressions).functions
-            source = status._matcher_source(plan, functions, {})
+            source = status_plan._matcher_source(plan, functions, {})
             for token in tokenize.generate_tokens(io.StringIO(source).readline):
                 assert token.type not in (tokenize.STRING, tokenize.COMMENT), token
                 if token.type == tokenize.NAME:
@@ -326,7 +326,7 @@ def test_the_generated_matching_holds_no_text_of_the_definitions() -> None:
     )
 )
 def test_a_reasons_list_is_written_as_jq_tostring_writes_it(items: list[Any]) -> None:
-    assert status._list_text(items) == _json.jq_tostring(items)
+    assert status_plan._list_text(items) == _json.jq_tostring(items)
 
 
 def test_only_small_subtrees_are_shared_and_a_deep_batch_still_agrees() -> None:

@@ -995,7 +995,7 @@ class BatchProgram:
     """One generated function for a batch of expressions: `run(obj)` gives a list with, per expression, its
     outputs or `BAIL` (not covered, or bailed on this object). With `lazy`, each expression is a function of its
     own as well (`functions[i](obj, memo)`, None where not covered), for a reader that evaluates only the
-    expressions it consults (the status plan: `resolve.status`); `run` then calls them in turn."""
+    expressions it consults (the status plan: `resolve.status_plan`); `run` then calls them in turn."""
 
     __slots__ = ("covered", "exprs", "functions", "run", "source")
 

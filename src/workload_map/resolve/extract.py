@@ -26,7 +26,8 @@ from workload_map.resolve.decode import (
 from workload_map.resolve.errors import ExtractionError
 from workload_map.resolve.results import FRAGMENTED_FIELDS, FragmentedPodSpec, Scale, WorkloadStatus
 from workload_map.resolve.snapshot import Snapshot
-from workload_map.resolve.status import ErrorSink, extract_status, planned_status
+from workload_map.resolve.status import ErrorSink, extract_status
+from workload_map.resolve.status_plan import planned_status
 from workload_map.resources import alias_requirements
 
 T = TypeVar("T")

@@ -124,12 +124,12 @@ class Snapshot:
 
     @property
     def document(self) -> Document:
-        """The jq Document of this snapshot's object (for the generated status read, `status.planned_status`)."""
+        """The jq Document of this snapshot's object (for the generated status read, `status_plan.planned_status`)."""
         return self._document
 
     def results(self, expressions: Sequence[str]) -> list[list[Any] | JqError]:
         """Each expression's outputs (the cache's own lists) or its `JqError`, evaluated as `prefetch` does: for
-        a reader that takes a group's results at once (the status plan, `status.StatusPlan`)."""
+        a reader that takes a group's results at once (the status plan, `status_plan.StatusPlan`)."""
         found = self._results
         if any(expr not in found for expr in expressions):
             self.prefetch(expressions)
