@@ -227,6 +227,9 @@ expressions = _expr(3)
 @given(expr=expressions, value=json_values)
 @example(expr='("a" + getpath([null]))', value=None)  # found by exploration: null indexed with a null key is an error
 @example(expr="reduce ([sqrt]) as $x (0; . + $x)", value=-1)  # found by exploration: NaN in a message is null
+@example(expr='("a" + sqrt)', value=-1.5)  # found by exploration: a NaN operand previews as null, not NaN
+@example(expr='("a" + -infinite)', value=None)  # an infinite operand previews as the largest double
+@example(expr="({} | .[nan])", value=None)  # so does a NaN key in an index error
 def test_generated_expressions_give_what_libjq_gives(expr: str, value: Any) -> None:
     if compiler.compile_closure(expr) is None:
         return  # not covered: libjq runs it (counted below)
@@ -235,6 +238,24 @@ def test_generated_expressions_give_what_libjq_gives(expr: str, value: Any) -> N
         return
     ours = _compiled(expr, value)
     assert _same(expr, ours, theirs), (expr, json.dumps(value), ours, theirs)
+
+
+# libjq's jv_dump_string_trunc and gojq's Preview (preview.go, over encoder.go's encodeFloat64) both print NaN as
+# null and clamp an infinity to the largest double: the compiled path's error texts say the same
+@pytest.mark.parametrize(
+    ("expr", "value", "message"),
+    [
+        ('("a" + sqrt)', -1.5, 'string ("a") and number (null) cannot be added'),
+        ('("a" + infinite)', None, 'string ("a") and number (1.7976931348623157e+308) cannot be added'),
+        ('(-infinite - "a")', None, 'number (-1.7976931348623157e+308) and string ("a") cannot be subtracted'),
+        ("({} | .[nan])", None, "Cannot index object with number (null)"),
+    ],
+)
+def test_a_nan_or_infinite_number_in_an_error_text_is_what_libjq_and_gojq_print(
+    expr: str, value: Any, message: str
+) -> None:
+    assert _compiled(expr, value) == ("error", message)
+    assert _libjq(expr, value) == ("error", message)
 
 
 def test_the_generated_expressions_are_covered() -> None:

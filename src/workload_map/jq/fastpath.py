@@ -127,6 +127,10 @@ def _dump_trunc(value: Any) -> str:
         text = _dump_string(value)
     elif value is None or isinstance(value, bool):
         text = json.dumps(value)
+    elif isinstance(value, float) and not math.isfinite(value):
+        # a computed NaN or infinity (`sqrt` of a negative, `infinite`): libjq and gojq alike print NaN as null
+        # and an infinity as the largest double, so `"a" + (-1 | sqrt)` says `number (null)`
+        text = "null" if math.isnan(value) else ("-" if value < 0 else "") + "1.7976931348623157e+308"
     elif isinstance(value, int | float):
         text = _dump_number(value)
     else:
