@@ -85,10 +85,25 @@ def pod_requests_in_place(pod_spec: Mapping[str, Any], aliases: ResourceAliases 
     the normalised spec gives them (its keys sorted)."""
     if aliases is not None and aliases.aliases:
         return None
+    key = _plain_pod_key(pod_spec)
+    if key is not None:
+        try:
+            found = _IN_PLACE_MEMO[key]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable amount (a list, a mapping): read it and let the reading refuse it
+            key = None
+        else:
+            return None if found is None else dict(found)
     try:
-        return _fractions(_pod_nanos(pod_spec, None, in_place=True))
+        result: ResourceList | None = _fractions(_pod_nanos(pod_spec, None, in_place=True))
     except (_NotInPlaceError, QuantityError, ResourceSpecError):
-        return None
+        result = None
+    if key is not None and _all_strings(key):
+        if len(_IN_PLACE_MEMO) >= _IN_PLACE_MEMO_SIZE:
+            _IN_PLACE_MEMO.clear()
+        _IN_PLACE_MEMO[key] = None if result is None else dict(result)
+    return result
 
 
 def fragmented_requests(fragment: Mapping[str, Any], aliases: ResourceAliases | None = None) -> ResourceList:
@@ -200,6 +215,64 @@ def accelerator_names(requests: Mapping[str, Fraction], extra_gpu_names: Iterabl
 
 class _NotInPlaceError(WorkloadMapError):
     """Reading in place (`pod_requests_in_place`) met a value the normalised spec may read differently."""
+
+
+# `pod_requests_in_place` of the common pod spec (containers only, no init containers, pod-level resources or
+# overhead) per content of its containers' requests and limits: pods of one workload, and workloads of one kind,
+# repeat the same few resource lists, and reading one again cost 4 us a pod spec (8 containers a JobSet). Only keys
+# of plain strings are stored: a string equals only a string (a str Enum, its value), so a hit is a spec whose
+# amounts read as the stored ones; an int would match True and 1.0 (which the reading refuses or reads otherwise).
+_IN_PLACE_MEMO: dict[tuple[Any, ...], ResourceList | None] = {}
+_IN_PLACE_MEMO_SIZE: Final = 1024
+_ResourceItems = tuple[tuple[Any, Any], ...]
+
+
+def _plain_pod_key(spec: object) -> tuple[Any, ...] | None:
+    """Per container, its requests' and limits' items (None: no resources), for a pod spec whose requests are its
+    containers' alone (what the formula reads of it is then all in the key); None for any other spec."""
+    if type(spec) is not dict:
+        return None
+    init = spec.get("initContainers")
+    if (init is not None and not (type(init) is list and not init)) or spec.get("resources") is not None:
+        return None
+    containers = spec.get("containers")
+    if type(containers) is not list or spec.get("overhead") is not None:
+        return None
+    key: list[tuple[_ResourceItems, _ResourceItems] | None] = []
+    for container in containers:
+        if type(container) is not dict:
+            return None
+        resources = container.get("resources")
+        if resources is None:
+            key.append(None)
+            continue
+        if type(resources) is not dict:
+            return None
+        requests = resources.get("requests")
+        limits = resources.get("limits")
+        if requests is None:
+            requests = _NO_RESOURCES
+        elif type(requests) is not dict:
+            return None
+        if limits is None:
+            limits = _NO_RESOURCES
+        elif type(limits) is not dict:
+            return None
+        key.append((tuple(requests.items()), tuple(limits.items())))
+    return tuple(key)
+
+
+_NO_RESOURCES: Final[dict[str, Any]] = {}
+
+
+def _all_strings(key: tuple[Any, ...]) -> bool:
+    for pair in key:
+        if pair is not None:
+            for items in pair:
+                for name, amount in items:
+                    if type(name) is not str or type(amount) is not str:
+                        return False
+    return True
 
 
 def _fraction_uncached(nanos: int) -> Fraction:
