@@ -28,7 +28,6 @@ from typing import Any
 
 import msgspec
 
-from workload_map._regex import LazyPattern
 from workload_map._unicode import replace_lone_surrogates
 from workload_map.errors import WorkloadMapError
 
@@ -44,7 +43,24 @@ _SAFE_INT = 2**53
 
 # msgspec writes every float with |x| < 1e16 that is integral as `<digits>.0`; anything larger uses an exponent
 # and stays a float (its magnitude is beyond 2**53). A match inside a string is a harmless false positive.
-_INTEGRAL_FLOAT = LazyPattern(rb"\.0(?:[,\]}]|$)")
+# `_may_hold_integral_float` answers what a search of `_INTEGRAL_FLOAT` answers, without compiling it (issue 19:
+# the search ran on every describe; tests/unit/test_convert_integral_float.py holds the two equal).
+_INTEGRAL_FLOAT = rb"\.0(?:[,\]}]|$)"
+_FLOAT_ENDS = frozenset(b",]}")
+_NEWLINE = ord("\n")
+
+
+def _may_hold_integral_float(data: bytes) -> bool:
+    """Whether `data` holds `.0` followed by `,`, `]`, `}`, the end, or a newline that ends it (`$`'s match)."""
+    index = data.find(b".0")
+    end = len(data)
+    while index >= 0:
+        after = index + 2
+        if after == end or data[after] in _FLOAT_ENDS or (after == end - 1 and data[after] == _NEWLINE):
+            return True
+        index = data.find(b".0", index + 1)
+    return False
+
 
 Roots = frozenset[tuple[str | int | None, ...]]
 
@@ -110,7 +126,7 @@ def _encode_bytes(obj: Any) -> bytes:
         return _encode_walked(obj)
     except (ValueError, RecursionError) as exc:
         raise _not_json(exc) from None
-    if _INTEGRAL_FLOAT.search(data):
+    if _may_hold_integral_float(data):
         data = _SORTED.encode(_decode(data))
     return data
 

@@ -20,8 +20,9 @@ from msgspec import UNSET, Meta, UnsetType
 from workload_map.model import GVK
 from workload_map.resolve import ComponentError, Scale
 from workload_map.resolve.results import given
+from workload_map.resources import quantity
 from workload_map.resources.formula import ResourceList, is_extended_resource, is_gpu
-from workload_map.resources.quantity import QuantityString, format_quantity, quantity_kind
+from workload_map.resources.quantity import format_quantity, quantity_kind
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -111,8 +112,11 @@ class ResourcesDocument(msgspec.Struct, frozen=True, rename="camel"):
         dict[str, _Count],
         Meta(description="Every other extended resource (MIG slices, TPUs, Neuron, ...) by name; never in gpus."),
     ]
+    # `quantity.QuantityString` is made when msgspec first resolves this annotation (a decode or the schema), not
+    # when this module is imported: its pattern is compiled then (issue 19)
     requests: Annotated[
-        dict[str, QuantityString], Meta(description="Every requested resource by name, as a canonical quantity.")
+        dict[str, quantity.QuantityString],
+        Meta(description="Every requested resource by name, as a canonical quantity."),
     ]
 
 
