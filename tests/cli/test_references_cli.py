@@ -83,3 +83,28 @@ def test_gang_and_place_take_the_runtime_with_with_too(tmp_path: Path) -> None:
     unreadable = invoke(["describe", "-f", str(TRAINJOB), "--with", str(bad)], home=tmp_path)
     assert unreadable.code == 2  # read as -f is: a file none of whose documents is YAML
     assert f"error: {bad} (document 1): invalid YAML at line 3" in unreadable.stderr
+
+
+MINICLUSTER = REPO / "tests" / "fixtures" / "catalog" / "flux-framework-org-minicluster-v1alpha2" / "workload.yaml"
+SCHEDULED = REPO / "tests" / "fixtures" / "catalog" / "kubeflow-org-scheduledworkflow-v1beta1" / "workload.yaml"
+
+
+def test_a_reference_that_feeds_only_status_says_so_and_the_roles_are_shown(tmp_path: Path) -> None:
+    # a MiniCluster's Job gives its status (the Job's conditions and ready count), not its roles
+    result = invoke(["describe", "-f", str(MINICLUSTER)], home=tmp_path)
+    assert result.code == 0, result.stderr
+    assert "`-- broker   replicas: 4   gpu: 4" in result.stdout
+    assert result.stderr == (
+        f"warning: MiniCluster/lammps ({MINICLUSTER}): reference job: Job lammps in namespace hpc is not in the input "
+        "(give it with --with FILE): its status is read from the workload alone, without the Job's\n"
+    )
+
+
+def test_a_reference_that_feeds_replica_counts_names_them(tmp_path: Path) -> None:
+    # a ScheduledWorkflow's run (an Argo Workflow) gives the pods counted per step
+    result = invoke(["describe", "-f", str(SCHEDULED)], home=tmp_path)
+    assert result.code == 0, result.stderr
+    assert result.stderr.endswith(
+        "is not in the input (give it with --with FILE): its replica counts are read from the workload alone, "
+        "without the Workflow's\n"
+    )

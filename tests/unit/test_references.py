@@ -16,7 +16,7 @@ from workload_map import builtin_registry, validate
 from workload_map.model import Karta, jq_fields
 from workload_map.model.references import REFERENCES, reference_problems, reference_rules
 from workload_map.resolve import resolve
-from workload_map.resolve.references import ObjectReference, follow, references_of
+from workload_map.resolve.references import ObjectReference, follow, references_of, without_reference
 from workload_map.view import build_view
 
 REPO = Path(__file__).resolve().parents[2]
@@ -210,3 +210,28 @@ def test_mpi_runtime_with_the_launcher_as_a_node() -> None:
         assert container["env"] == [{"name": "OMPI_MCA_btl", "value": "tcp"}]
         assert container["resources"] == {"limits": {"nvidia.com/gpu": "8"}}
     assert found["gpus"] == 32
+
+
+def test_what_a_missing_reference_leaves_out_is_read_from_the_parts_that_read_it() -> None:
+    registry = builtin_registry()
+
+    def message(name: str, reference: str, kind: str) -> str:
+        chosen = registry.by_name(name)
+        assert chosen is not None
+        return without_reference(chosen.karta, ObjectReference(reference, "x/v1", kind, "o"))
+
+    # a TrainJob's runtime gives its roles; a MiniCluster's Job only its status; a ScheduledWorkflow's run the
+    # pods counted per step
+    assert message("trainer-kubeflow-org-trainjob-v1alpha1", "runtime", "ClusterTrainingRuntime") == (
+        "its roles are not shown, only what the workload says"
+    )
+    assert message("flux-framework-org-minicluster-v1alpha2", "job", "Job") == (
+        "its status is read from the workload alone, without the Job's"
+    )
+    assert message("kubeflow-org-scheduledworkflow-v1beta1", "run", "Workflow") == (
+        "its replica counts are read from the workload alone, without the Workflow's"
+    )
+    # a name no expression reads after the key (another reference's, or a word inside a longer name)
+    assert message("flux-framework-org-minicluster-v1alpha2", "jo", "Job") == (
+        "the workload is read without the Job's content"
+    )

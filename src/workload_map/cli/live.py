@@ -48,7 +48,7 @@ from workload_map.cluster import (
 )
 from workload_map.cluster.kubeconfig import DEFAULT_KUBECONFIG, SERVICE_ACCOUNT_DIR
 from workload_map.cluster.references import ReferenceFetcher
-from workload_map.resolve.references import needs_references, references_of
+from workload_map.resolve.references import needs_references, references_of, without_reference
 
 if TYPE_CHECKING:
     from workload_map.catalog import DefinitionRegistry
@@ -322,7 +322,11 @@ def referenced_objects(
     for problem in problems:
         state().warn(f"{label}: {problem}")
     missing = [reference for reference in wanted if not any(reference.matches(obj) for obj in given)]
-    fetched, reasons = (fetcher or ReferenceFetcher(cluster)).fetch(missing)
-    for reason in reasons:
-        state().warn(f"{label}: {reason}: its roles are not shown, only what the workload says")
+    fetcher = fetcher or ReferenceFetcher(cluster)
+    fetched: list[dict[str, Any]] = []
+    for reference in missing:  # one at a time: each warning says what that reference gives
+        found, reasons = fetcher.fetch([reference])
+        fetched.extend(found)
+        for reason in reasons:
+            state().warn(f"{label}: {reason}: {without_reference(definition.karta, reference)}")
     return [*given, *fetched]

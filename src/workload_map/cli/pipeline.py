@@ -30,7 +30,13 @@ from workload_map.cli.errors import CLIError
 from workload_map.cli.manifests import Manifest
 from workload_map.jq import EvaluationPolicy
 from workload_map.resolve import Resolution, ResolveError, Workload
-from workload_map.resolve.references import ObjectReference, follow, needs_references, references_of
+from workload_map.resolve.references import (
+    ObjectReference,
+    follow,
+    needs_references,
+    references_of,
+    without_reference,
+)
 
 if TYPE_CHECKING:
     from workload_map.catalog import DefinitionRegistry
@@ -120,14 +126,14 @@ def resolve_object(
         followed = follow(karta, obj, related, policy=policy)
         from_json = from_json and followed.object is obj  # a new object from the references: checked as any
         obj = followed.object
-        notes = (*followed.problems, *(_missing_note(ref, missing) for ref in followed.missing if missing))
+        notes = (*followed.problems, *(_missing_note(karta, ref, missing) for ref in followed.missing if missing))
     workload = Workload(karta, obj, validate=validate, policy=policy, from_json=from_json)
     return ResolvedWorkload(label, workload.resolve(), origin, workload, manifest, definition_version, notes)
 
 
-def _missing_note(reference: ObjectReference, where: str | None) -> str:
+def _missing_note(karta: Karta, reference: ObjectReference, where: str | None) -> str:
     what = f"reference {reference.name}: {reference.describe()}"
-    return f"{what} {where}: its roles are not shown, only what the workload says"
+    return f"{what} {where}: {without_reference(karta, reference)}"
 
 
 def nothing_read(workload: ResolvedWorkload) -> bool:

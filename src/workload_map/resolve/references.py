@@ -16,7 +16,7 @@ suspend patch built from it would carry that key).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -24,8 +24,9 @@ from workload_map.errors import ArgumentTypeError
 from workload_map.jq import EvaluationPolicy, JqError, evaluate
 from workload_map.model import Karta
 from workload_map.model.references import REFERENCES, REFERENCES_KEY, ReferenceRule, reference_rules
+from workload_map.resolve.structure import _expressions, _status_expressions
 
-__all__ = ["Followed", "ObjectReference", "follow", "needs_references", "references_of"]
+__all__ = ["Followed", "ObjectReference", "follow", "needs_references", "references_of", "without_reference"]
 
 
 class ObjectReference(msgspec.Struct, frozen=True):
@@ -164,3 +165,45 @@ def follow(
 def needs_references(karta: Karta) -> bool:
     """Whether the definition names any reference (then `follow` is worth a look for the objects)."""
     return bool(_rules(karta))
+
+
+# what a reference can feed, in the order a message names them
+_ROLES: Final = "roles"
+_REPLICAS: Final = "replica counts"
+_STATUS: Final = "status"
+
+
+def _reads_reference(expression: str, name: str) -> bool:
+    """Whether `expression` reads `.["workloadmap.io/references"].<name>`: it names the key, and the reference's name
+    after it. Read from the text: the static read analysis (`jq.reads`) is sound but keeps the whole input through
+    a `select`, which would count every such expression; an expression reaches the content only through the key."""
+    import re  # only when a reference is missing: not on the common path
+
+    _, key, rest = expression.partition(REFERENCES_KEY)
+    return bool(key) and re.search(rf"(?<![\w$]){re.escape(name)}(?!\w)", rest) is not None
+
+
+def _fed_parts(karta: Karta, name: str) -> list[str]:
+    fed: set[str] = set()
+    for component in karta.components:
+        status = set(_status_expressions(component))
+        scale = component.scale_definition
+        scales = {scale.replicas_path, scale.min_replicas_path, scale.max_replicas_path} if scale else set()
+        for expression in _expressions(component):
+            if _reads_reference(expression, name):
+                fed.add(_STATUS if expression in status else _REPLICAS if expression in scales else _ROLES)
+    return [part for part in (_ROLES, _REPLICAS, _STATUS) if part in fed]
+
+
+def without_reference(karta: Karta, reference: ObjectReference) -> str:
+    """What is missing from the workload's reading when `reference` is not at hand, derived from which parts of
+    the definition read it: `its roles are not shown, only what the workload says` (a TrainJob's runtime gives
+    its roles), `its status is read from the workload alone, without the Job's` (a MiniCluster's Job gives only
+    status)."""
+    parts = _fed_parts(karta, reference.name)
+    if _ROLES in parts:
+        return "its roles are not shown, only what the workload says"
+    if not parts:
+        return f"the workload is read without the {reference.kind}'s content"
+    verb = "is" if parts == [_STATUS] else "are"
+    return f"its {' and '.join(parts)} {verb} read from the workload alone, without the {reference.kind}'s"
