@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -199,3 +200,88 @@ _ODD = st.one_of(
 def test_plain_identity_written_out_is_the_generic_check(top: dict[str, Any], metadata: Any) -> None:
     obj = {**top, "metadata": metadata}
     assert _json.plain_identity(obj) is _plain_identity_as_it_was(obj)
+
+
+def _read(read: Any) -> Any:
+    """A status read's value, or the error it raised (type, text and field), comparable across workloads."""
+    try:
+        found = read()
+    except ResolveError as error:
+        return ("error", type(error).__name__, str(error), dict(getattr(error, "__dict__", {})))
+    return ("status", repr(found), None if found is None else _strict(json.loads(json.dumps(found.to_dict()))))
+
+
+@pytest.mark.parametrize("karta", DEFINITIONS, ids=[karta.name for karta in DEFINITIONS])
+def test_workload_status_read_without_a_resolution_is_the_resolutions(karta: Karta) -> None:
+    """`Workload.status` read first (no `Resolution` made: `Workload._status_alone`) gives what the strict
+    component getter of a resolution gives, the same value or the same error, for every definition, object and
+    variant; read again it gives the same object (or raises the same error object); a resolution made after it
+    reads an equal status, and once one is made `Workload.status` is the resolution's."""
+
+    def make(item: dict[str, Any], from_json: bool) -> Workload:
+        return Workload(karta, copy.deepcopy(item), validate=False, check_gvk=False, from_json=from_json)
+
+    for name, obj in OBJECTS:
+        for variant, item, from_json in _variants(obj):
+            alone = make(item, from_json)
+            first = _read(lambda alone=alone: alone.status)
+            assert alone._session.made_resolution is None, (name, variant)  # the path this test is about
+            expected = _read(lambda item=item, from_json=from_json: make(item, from_json).root.status)
+            assert first == expected, (name, variant)
+            try:
+                again = alone.status
+            except ResolveError as error:
+                with pytest.raises(ResolveError) as raised:
+                    _ = alone.status
+                assert raised.value is error, (name, variant)
+            else:
+                assert alone.status is again, (name, variant)
+            resolution = alone.resolve()
+            assert _read(lambda alone=alone: alone.root.status) == first, (name, variant)
+            if first[0] == "status":
+                assert resolution.status == alone._status_read[1], (name, variant)  # type: ignore[index]
+                assert alone.status is resolution.status, (name, variant)
+
+
+def test_workload_status_alone_is_read_anew_after_a_write() -> None:
+    """A write makes a new snapshot: the status read without a resolution is read again from it."""
+    karta = next(karta for karta in DEFINITIONS if karta.name.startswith("jobset"))
+    obj = next(obj for name, obj in OBJECTS if name.startswith("jobset"))
+    workload = Workload(karta, copy.deepcopy(obj), validate=False, check_gvk=False, from_json=True)
+    before = workload.status
+    assert before.phase == "Running"
+    workload.suspend()
+    after = workload.status
+    assert after.phase != before.phase
+    assert after == Workload(karta, workload.to_object(), validate=False, check_gvk=False).root.status
+
+
+def test_workload_status_alone_raises_the_strict_error_of_the_part() -> None:
+    """Conditions that are not an array of objects: `Workload.status` raises the part's first error (the one a
+    resolution records first), as the component getter does; a root without a statusDefinition is named."""
+    karta = next(karta for karta in DEFINITIONS if karta.name.startswith("jobset"))
+    obj = copy.deepcopy(next(obj for name, obj in OBJECTS if name.startswith("jobset")))
+    obj["status"]["conditions"] = "broken"
+    obj["spec"]["suspend"] = True
+
+    def make() -> Workload:
+        return Workload(karta, copy.deepcopy(obj), validate=False, from_json=True)
+
+    alone = _read(lambda: make().status)
+    assert alone == _read(lambda: make().root.status)
+    first = make().resolve().errors[0]
+    assert alone[:2] == ("error", "ExtractionError")
+    assert alone[3] == {"component": first.component, "field": first.field, "message": first.message}
+    assert first.field == "statusDefinition.conditionsDefinition.path"
+
+    root = msgspec.structs.replace(karta.root, status_definition=None)
+    bare = msgspec.structs.replace(
+        karta,
+        spec=msgspec.structs.replace(
+            karta.spec,
+            structure_definition=msgspec.structs.replace(karta.spec.structure_definition, root_component=root),
+        ),
+    )
+    missing = _read(lambda: Workload(bare, copy.deepcopy(obj), validate=False, from_json=True).status)
+    assert missing[:2] == ("error", "ExtractionError")
+    assert "no statusDefinition" in missing[2]

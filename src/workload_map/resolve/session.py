@@ -49,6 +49,16 @@ class Session:
         return self._snapshot.obj
 
     @property
+    def snapshot(self) -> Snapshot:
+        """The current snapshot (a reader of one part, `Workload.status`, reads it without a `Resolution`)."""
+        return self._snapshot
+
+    @property
+    def made_resolution(self) -> Resolution | None:
+        """The current snapshot's resolution if one was made already, else None (none is made)."""
+        return self._resolution
+
+    @property
     def resolution(self) -> Resolution:
         """The resolution of the current snapshot (one per snapshot)."""
         found = self._resolution
