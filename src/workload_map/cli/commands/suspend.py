@@ -7,7 +7,9 @@ The workload is read (one GET), its definition's `suspendActions` (`resumeAction
 is never overwritten: the server answers 409 and the command reads the object again and retries (3 times).
 
 * Already suspended (resumed): the actions change nothing; said on stderr, exit 0, no PATCH.
-* A type whose definition has no `suspendDefinition`: exit 1, "X has no suspend support in its definition".
+* A type whose definition has no `suspendDefinition`: exit 1, "X has no suspend support in its definition"; the
+  hint names `wmap suspend KIND/NAME` of an object it follows whose definition has suspend support (a MiniCluster's
+  Job).
 * `--dry-run` (`--dry-run=client`): print the patch on stdout, send nothing. `--dry-run=server`: send it with
   `dryRun=All` (the server validates it, admission runs, nothing is stored).
 """
@@ -29,6 +31,7 @@ from workload_map.cli.safe import safe_text
 from workload_map.cluster import Conflict, ResolvedType
 from workload_map.jq import EvaluationPolicy
 from workload_map.resolve import ResolveError, Workload
+from workload_map.resolve.references import references_of
 
 DRY_RUN_CHOICES = ("none", "client", "server")
 CONFLICT_RETRIES = 3
@@ -63,6 +66,25 @@ def _apply(workload: Workload, verb: str) -> dict[str, Any]:
     return workload.merge_patch()
 
 
+def _suspendable_reference(
+    session: LiveSession, rtype: ResolvedType, obj: dict[str, Any], verb: str, policy: EvaluationPolicy
+) -> str | None:
+    """The hint for a type without suspend support that follows an object whose own definition has it (a
+    MiniCluster's Job, which Kueue suspends): `wmap suspend job/<name>`. From the definition's references and the
+    referenced type's definition, so no kind is named here."""
+    references, _ = references_of(rtype.definition.karta, obj, policy=policy)  # problems: no hint from them
+    for reference in references:
+        chosen = session.registry.for_gvk(reference.group, reference.version, reference.kind)
+        if chosen is None or not any(c.suspend_definition for c in chosen.karta.components):
+            continue
+        target = f"{reference.kind.lower()}/{reference.object_name}"
+        return (
+            f"the {safe_text(reference.kind)} it follows (reference {safe_text(reference.name)}) has suspend support "
+            f"in its own definition: wmap {verb} {safe_text(target)}"
+        )
+    return None
+
+
 def _patch_once(
     session: LiveSession,
     rtype: ResolvedType,
@@ -79,7 +101,8 @@ def _patch_once(
     if not workload.can_suspend:
         raise CLIError(
             f"{rtype.kind} has no suspend support in its definition {rtype.definition.karta.name!r}",
-            hint="a definition tells how to suspend a type in a component's suspendDefinition",
+            hint=_suspendable_reference(session, rtype, obj, verb, policy)
+            or "a definition tells how to suspend a type in a component's suspendDefinition",
         )
     patch = _apply(workload, verb)
     if not patch:
