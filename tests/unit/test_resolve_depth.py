@@ -123,3 +123,48 @@ def test_a_large_object_is_answered_by_the_text(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(_json, "_walk_too_deep", no_walk)
     assert _json._too_deep(value, _json._ENCODER.encode(value)) is False
     assert _json.shareable(value)
+
+
+# --- the levels read from the brackets (`_bracket_levels`, issue 19 second round) -------------------------------
+
+
+def _strings_hold(value: Any, chars: str) -> bool:
+    if isinstance(value, str):
+        return any(char in value for char in chars)
+    if isinstance(value, dict):
+        return any(_strings_hold(key, chars) or _strings_hold(item, chars) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_strings_hold(item, chars) for item in value)
+    return False
+
+
+@SETTINGS
+@given(st.lists(_VALUES, max_size=3) | st.dictionaries(_TEXT, _VALUES, max_size=3))
+def test_the_bracket_levels_are_the_levels_or_nothing(value: Any) -> None:
+    data = _ENCODE(value)
+    levels = _json._bracket_levels(data)
+    if levels is not None:  # an answer is the levels: the containers open at once, the top one counted
+        assert levels == _depth(value) + 1
+    if not _strings_hold(value, '[]{}"\\'):
+        assert levels == _depth(value) + 1  # no string holds a bracket, a quote or a backslash: always answered
+    if _strings_hold(value, "\\"):
+        assert levels is None  # a backslash (an escape): the quotes may not pair up in order
+
+
+def test_a_bracket_in_a_string_is_told_apart_from_a_container() -> None:
+    for text in ("[", "]", "{}", "][", "a[b"):
+        assert _json._bracket_levels(_ENCODE({"a": [text, {"b": text}]})) is None
+    assert _json._bracket_levels(_ENCODE({"a": ["", {"b": "x"}], "c": ""})) == 3
+    assert _json._bracket_levels(_ENCODE([[], {}, [[{}]]])) == 4
+    assert _json._bracket_levels(b'"x"') == 0
+
+
+def test_a_wide_object_without_brackets_in_strings_is_answered_by_its_brackets(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_split(*_args: Any, **_kwargs: Any) -> bool:
+        raise AssertionError("split")
+
+    monkeypatch.setattr(_json, "_text_nests_deeper", no_split)
+    for depth in (40, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 3):
+        value = _wide(depth)
+        data = _json._ENCODER.encode(value)
+        assert _json._too_deep(value, data) == _as_before(value, data) == (depth > MAX_DEPTH - 1)
