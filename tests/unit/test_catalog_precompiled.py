@@ -147,13 +147,12 @@ def test_a_damaged_blob_is_parsed_again_and_rewritten(env: dict[str, str]) -> No
     blob.write_bytes(blob.read_bytes()[:1000])
     assert precompiled.load_cached(files, parse, env) == good
     assert parse.calls == 2
-    built_from, kartas, valid, trees = msgspec.msgpack.decode(
-        blob.read_bytes(),
-        type=tuple[tuple[tuple[str, bytes], ...], tuple[Karta, ...], tuple[bool, ...], dict[str, bytes]],
-    )
+    built_from, heads, bodies, valid, trees = precompiled._DECODER.decode(blob.read_bytes())
     assert built_from == tuple(files)  # the bytes the next load compares
-    assert kartas == good and valid == ()  # rewritten whole (no check: no validity recorded)
-    assert trees  # and the expressions' syntax trees with it
+    assert heads == tuple((karta.name, karta.root_gvk) for karta in good)
+    assert tuple(msgspec.msgpack.decode(body, type=Karta) for body in bodies) == good
+    assert valid == ()  # rewritten whole (no check: no validity recorded)
+    assert len(trees) == len(good) and any(trees)  # and each definition's expressions' syntax trees with it
 
 
 def test_an_unwritable_cache_falls_back_to_the_yaml(tmp_path: Path) -> None:
@@ -286,3 +285,74 @@ def test_the_builtin_catalog_marks_its_valid_definitions(tmp_path: Path, monkeyp
     for loaded in (registry._load_builtin(), registry._load_builtin()):  # built, then decoded
         for karta in loaded:
             assert is_validated(karta) == (not errors(validate(karta))), karta.name
+
+
+def _from_blob(env: dict[str, str], parse: Counting) -> precompiled.Definitions:
+    files = registry._builtin_files()
+    precompiled.load_definitions(files, parse, env, check=registry._without_errors)  # builds the blob
+    return precompiled.load_definitions(files, parse, env, check=registry._without_errors)
+
+
+def test_a_lookup_decodes_only_the_definition_it_hands_out(env: dict[str, str]) -> None:
+    parse = Counting()
+    definitions = _from_blob(env, parse)
+    assert parse.calls == 1 and definitions.decoded == 0  # the second load decoded the heads only
+    held = registry.DefinitionRegistry()
+    held._add_catalog(definitions)
+    assert held.warnings == [] and len(held) == len(definitions)  # the index needs names and GVKs only
+    assert definitions.decoded == 0
+    found = held.for_gvk("kubeflow.org", "v1", "PyTorchJob")
+    assert found is not None and found.karta.root_gvk is not None and found.karta.root_gvk.kind == "PyTorchJob"
+    assert definitions.decoded == 1
+    again = held.for_gvk("kubeflow.org", "v1", "PyTorchJob")
+    assert again is not None and again.karta is found.karta and definitions.decoded == 1  # decoded once
+    assert is_validated(found.karta)  # the blob recorded it valid
+    assert held.for_gvk("kubeflow.org", "v9", "PyTorchJob") is not None  # the version fallback decodes no other
+    assert definitions.decoded == 1
+    assert held.for_gvk("example.com", "v1", "Nothing") is None and definitions.decoded == 1
+    entries = held.all()  # a listing decodes them all
+    assert definitions.decoded == len(definitions)
+    assert [entry.karta for entry in entries] == [entry.karta for entry in held.all()]
+    assert all(held.is_effective(entry) for entry in held.effective())
+
+
+def test_the_lazy_definitions_are_the_yaml_ones_in_order_and_shared(env: dict[str, str]) -> None:
+    parse = Counting()
+    definitions = _from_blob(env, parse)
+    from_yaml = registry._parse_builtin(registry._builtin_files())
+    kartas = definitions.all()
+    assert kartas == from_yaml and [k.name for k in kartas] == [k.name for k in from_yaml]
+    assert all(a is b for a, b in zip(kartas, definitions.all(), strict=True))  # the same objects on every call
+    assert all(type(k) is Karta for k in kartas)
+
+
+def test_the_builtin_registry_and_definitions_hand_out_the_same_objects() -> None:
+    kartas = registry.builtin_definitions()
+    assert all(a is b for a, b in zip(kartas, registry.builtin_definitions(), strict=True))
+    listed = {id(entry.karta) for entry in registry.builtin_registry().all()}
+    assert listed == {id(karta) for karta in kartas}
+    eager = registry.DefinitionRegistry([("catalog", kartas)])
+    lazy = registry.builtin_registry()
+    assert [(e.name, e.origin, e.gvk) for e in eager.all()] == [(e.name, e.origin, e.gvk) for e in lazy.all()]
+    assert [e.karta for e in eager.effective()] == [e.karta for e in lazy.effective()]
+    assert eager.warnings == lazy.warnings
+    assert [e.karta for e in eager.by_kind("pytorchjobs")] == [e.karta for e in lazy.by_kind("pytorchjobs")]
+    lazy.add("catalog", kartas)  # the same objects added again: collisions by GVK, none by name, as when eager
+    eager.add("catalog", kartas)
+    assert lazy.warnings == eager.warnings
+
+
+def test_a_definition_that_does_not_decode_is_read_from_the_yaml(env: dict[str, str]) -> None:
+    parse = Counting()
+    files = registry._builtin_files()
+    good = precompiled.load_cached(files, parse, env)
+    (blob,) = _blobs(env)
+    built_from, heads, bodies, valid, trees = precompiled._DECODER.decode(blob.read_bytes())
+    damaged = (*bodies[:3], msgspec.Raw(msgspec.msgpack.encode({"kind": 7})), *bodies[4:])
+    blob.write_bytes(msgspec.msgpack.encode((built_from, heads, damaged, valid, trees)))
+    definitions = precompiled.load_definitions(files, parse, env)
+    assert parse.calls == 1 and definitions.decoded == 0
+    assert definitions.karta(0) == good[0] and parse.calls == 1
+    assert definitions.karta(3) == good[3] and parse.calls == 2  # parsed again, and the blob rewritten
+    assert definitions.all() == good
+    assert precompiled.load_definitions(files, parse, env).all() == good and parse.calls == 2

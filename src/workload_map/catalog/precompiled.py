@@ -17,8 +17,15 @@ then never imports the validation layer. So the key also covers the validator's 
 modification time of every module of the packages it runs (validation, jq, model) and of the package's top-level
 helpers, as Python's own bytecode cache judges a source file (a `stat` each, no read).
 
-The blob also holds the syntax tree of every jq expression of those definitions (`jq.trees`): a run hands them
-to the jq parser (`trees.remember`) and so never lexes or parses a catalog expression again. So the key also
+A start decodes only each definition's name and root GVK (the registry's index) and keeps every definition's own
+encoding: a definition is decoded into its typed `Karta` when it is first asked for (`Definitions.karta`), so a
+command that reads one workload decodes one of the catalog's definitions (issue 19: decoding all of them was ~2.5
+million instructions of every `describe -f`, the collector asleep). A definition whose encoding does not decode
+sends the whole catalog back to its YAML, as a damaged blob does.
+
+The blob also holds the syntax tree of every jq expression of those definitions (`jq.trees`), per definition: the
+trees of a definition are handed to the jq parser (`trees.remember`) when it is decoded, and so a run never lexes or
+parses a catalog expression again. So the key also
 covers the parser (`trees.tree_stamp`: the modules that decide what tree a text parses to and the node classes),
 the same way; an expression whose tree cannot be stored is simply parsed when used.
 
@@ -30,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from _thread import allocate_lock
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
@@ -37,7 +45,7 @@ import msgspec
 
 from workload_map import _version
 from workload_map.jq import trees
-from workload_map.model import Karta, types
+from workload_map.model import GVK, Karta, types
 from workload_map.model.validated import mark_validated
 
 if TYPE_CHECKING:
@@ -49,13 +57,19 @@ except ImportError:  # pragma: no cover - an interpreter built without it
     from hashlib import blake2b
 
 # Bump when the blob's layout changes in a way the key does not already cover.
-_FORMAT = b"wmap-catalog-4"
-# the definition files it was built from (name, bytes), the definitions, for each whether it had no validation
-# errors (empty when the blob was built without a check), and the syntax trees of their jq expressions (text ->
-# `trees.encode`; empty when the parser cannot be stamped)
-_DECODER = msgspec.msgpack.Decoder(
-    tuple[tuple[tuple[str, bytes], ...], tuple[Karta, ...], tuple[bool, ...], dict[str, bytes]]
-)
+_FORMAT = b"wmap-catalog-5"
+# what a definition is known by before it is decoded: its name and root GVK
+Head = tuple[str, GVK | None]
+# the definition files it was built from (name, bytes), each definition's head and its own encoding (decoded when
+# asked for), for each whether it had no validation errors (empty when the blob was built without a check), and for
+# each the syntax trees of its jq expressions (text -> `trees.encode`, encoded as one map, decoded with the
+# definition; empty when the parser cannot be stamped)
+Blob = tuple[
+    tuple[tuple[str, bytes], ...], tuple[Head, ...], tuple[msgspec.Raw, ...], tuple[bool, ...], tuple[msgspec.Raw, ...]
+]
+_DECODER = msgspec.msgpack.Decoder(Blob)
+_KARTA = msgspec.msgpack.Decoder(Karta)
+_TREES = msgspec.msgpack.Decoder(dict[str, bytes])
 # what validation runs: a change in any of these modules may change which definitions are valid
 _VALIDATOR_PACKAGES: Final = ("validation", "jq", "model")
 
@@ -113,39 +127,141 @@ def _blob_file(key: str, env: Mapping[str, str]) -> str:
     return os.path.join(_cache_directory(env), "catalog", f"{key}.msgpack")
 
 
+class Definitions:
+    """The definitions of one load, in order: each one's name and root GVK at hand (`head`), each typed definition
+    decoded on first use (`karta`), once: every caller gets the same object."""
+
+    __slots__ = ("_bodies", "_kartas", "_lock", "_rebuild", "_trees", "_valid", "decoded", "heads")
+
+    def __init__(
+        self,
+        heads: tuple[Head, ...],
+        bodies: tuple[msgspec.Raw, ...] = (),
+        valid: tuple[bool, ...] = (),
+        expression_trees: tuple[msgspec.Raw, ...] = (),
+        *,
+        kartas: tuple[Karta, ...] | None = None,
+        rebuild: Callable[[], tuple[tuple[Karta, ...], tuple[bool, ...]]] | None = None,
+    ) -> None:
+        self.heads = heads
+        self._bodies = bodies
+        self._valid = valid if len(valid) == len(heads) else ()
+        self._trees = expression_trees if len(expression_trees) == len(heads) else ()
+        self._kartas: list[Karta | None] = list(kartas) if kartas is not None else [None] * len(heads)
+        self._rebuild = rebuild
+        self._lock = allocate_lock()
+        self.decoded = 0  # how many were decoded from their encoding (for tests: a lookup decodes only its own)
+
+    def __len__(self) -> int:
+        return len(self.heads)
+
+    def karta(self, position: int) -> Karta:
+        """The typed definition at `position`, decoded on first use."""
+        karta = self._kartas[position]
+        if karta is not None:
+            return karta
+        with self._lock:
+            karta = self._kartas[position]
+            if karta is None:
+                karta = self._decode(position)
+        return karta
+
+    def all(self) -> tuple[Karta, ...]:
+        """Every definition, typed, in order."""
+        return tuple(self.karta(position) for position in range(len(self.heads)))
+
+    def _decode(self, position: int) -> Karta:
+        try:
+            karta = _KARTA.decode(self._bodies[position])
+        except (msgspec.DecodeError, msgspec.ValidationError, IndexError):
+            return self._from_yaml(position)
+        if karta.name != self.heads[position][0]:  # an encoding that is not this definition's: a damaged blob
+            return self._from_yaml(position)
+        if self._trees:
+            with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):  # unremembered: parsed when used
+                trees.remember(_TREES.decode(self._trees[position]))
+        self.decoded += 1
+        if self._valid and self._valid[position]:
+            mark_validated((karta,))
+        self._kartas[position] = karta
+        return karta
+
+    def _from_yaml(self, position: int) -> Karta:
+        """A definition that would not decode: the catalog parsed again (and its blob rewritten); the definitions
+        not decoded yet are taken from that parse."""
+        if self._rebuild is None:
+            raise RuntimeError("a definition of the catalog could not be decoded")  # pragma: no cover
+        kartas, valid = self._rebuild()
+        if len(kartas) != len(self.heads):  # pragma: no cover - the files' bytes are those of the blob
+            raise RuntimeError("the catalog's YAML no longer gives the definitions its blob names")
+        for index, karta in enumerate(kartas):
+            if self._kartas[index] is None:
+                self._kartas[index] = karta
+                if len(valid) == len(kartas) and valid[index]:
+                    mark_validated((karta,))
+        found = self._kartas[position]
+        assert found is not None
+        return found
+
+
 def load_cached(
     files: Sequence[tuple[str, bytes]],
     parse: Callable[[Sequence[tuple[str, bytes]]], tuple[Karta, ...]],
     environ: Mapping[str, str] | None = None,
     check: Check | None = None,
 ) -> tuple[Karta, ...]:
-    """The definitions of `files`: decoded from the blob for their key, else `parse(files)` (written to the blob
-    for the next run). With `check` (definitions -> whether each has no validation errors, run when the blob is
-    built), the returned objects that passed are marked validated (`model.validated`). Errors from `parse`
-    propagate; cache errors never do."""
+    """Every definition of `files`, typed (`load_definitions(...).all()`)."""
+    return load_definitions(files, parse, environ, check).all()
+
+
+def load_definitions(
+    files: Sequence[tuple[str, bytes]],
+    parse: Callable[[Sequence[tuple[str, bytes]]], tuple[Karta, ...]],
+    environ: Mapping[str, str] | None = None,
+    check: Check | None = None,
+) -> Definitions:
+    """The definitions of `files`: from the blob for their key (each decoded when first asked for), else
+    `parse(files)` (written to the blob for the next run). With `check` (definitions -> whether each has no
+    validation errors, run when the blob is built), the objects that passed are marked validated
+    (`model.validated`). Errors from `parse` propagate; cache errors never do."""
     env = os.environ if environ is None else environ
     if env.get("WMAP_NO_CATALOG_CACHE") == "1":
-        return parse(files)
+        kartas = parse(files)
+        return Definitions(_heads(kartas), kartas=kartas)
     stamp = None if check is None else validator_stamp()
     if stamp is None:
         check = None  # the validator's modules cannot be stamped (a zipped package): record no validity
     parser = trees.tree_stamp()
     path = _blob_file(catalog_key(files, validator=stamp, parser=parser), env)
     given = tuple((name, data) for name, data in files)
+
+    def rebuild() -> tuple[tuple[Karta, ...], tuple[bool, ...]]:
+        """Parse the YAML, record which definitions are valid and their expressions' trees, (re)write the blob."""
+        kartas = parse(files)
+        valid = () if check is None else tuple(bool(ok) for ok in check(kartas))
+        parsed = () if parser is None else tuple(expression_trees((karta,)) for karta in kartas)
+        bodies = tuple(msgspec.Raw(_ENCODER.encode(karta)) for karta in kartas)
+        encoded = tuple(msgspec.Raw(_ENCODER.encode(found)) for found in parsed)
+        _write(path, _ENCODER.encode((given, _heads(kartas), bodies, valid, encoded)))
+        for found in parsed:
+            trees.remember(found)
+        return kartas, valid
+
     try:
-        built_from, kartas, valid, parsed = _DECODER.decode(read_file(path))
-        fresh = built_from == given  # the same bytes (the key covers the names and sizes)
+        built_from, heads, bodies, valid, parsed = _DECODER.decode(read_file(path))
+        fresh = built_from == given and len(bodies) == len(heads)  # the same bytes (the key covers names, sizes)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         fresh = False
     if not fresh:  # not built yet, unreadable, damaged, or built from other bytes: parse the YAML and (re)write it
-        kartas = parse(files)
-        valid = () if check is None else tuple(bool(ok) for ok in check(kartas))
-        parsed = {} if parser is None else expression_trees(kartas)
-        _write(path, _ENCODER.encode((given, kartas, valid, parsed)))
-    if len(valid) == len(kartas):
-        mark_validated(karta for karta, ok in zip(kartas, valid, strict=True) if ok)
-    trees.remember(parsed)
-    return kartas
+        kartas, valid = rebuild()
+        if len(valid) == len(kartas):
+            mark_validated(karta for karta, ok in zip(kartas, valid, strict=True) if ok)
+        return Definitions(_heads(kartas), kartas=kartas)
+    return Definitions(heads, bodies, valid, parsed, rebuild=rebuild)
+
+
+def _heads(kartas: Sequence[Karta]) -> tuple[Head, ...]:
+    return tuple((karta.name, karta.root_gvk) for karta in kartas)
 
 
 def read_file(path: str) -> bytes:

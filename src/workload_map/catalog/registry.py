@@ -76,8 +76,13 @@ def _parse_builtin(files: Sequence[tuple[str, bytes]]) -> tuple[Karta, ...]:
 
 def _load_builtin() -> tuple[Karta, ...]:
     """Every packaged definition, typed: from the precompiled blob when it matches the files, else from the YAML
-    (uncached in memory: `_builtin` keeps the result)."""
-    return precompiled.load_cached(_builtin_files(), _parse_builtin, check=_without_errors)
+    (uncached in memory: `_builtin` keeps the definitions)."""
+    return _load_builtin_definitions().all()
+
+
+def _load_builtin_definitions() -> precompiled.Definitions:
+    """The packaged definitions, each decoded from the precompiled blob when first asked for."""
+    return precompiled.load_definitions(_builtin_files(), _parse_builtin, check=_without_errors)
 
 
 def _without_errors(kartas: Sequence[Karta]) -> list[bool]:
@@ -87,12 +92,13 @@ def _without_errors(kartas: Sequence[Karta]) -> list[bool]:
     return [not errors(validate(karta)) for karta in kartas]
 
 
-_BUILTIN: tuple[Karta, ...] | None = None
+_BUILTIN: precompiled.Definitions | None = None
 _BUILTIN_LOCK = allocate_lock()  # what threading.Lock() is, without importing threading (~0.6 ms of a start; issue 19)
 
 
-def _builtin() -> tuple[Karta, ...]:
-    """The packaged definitions, loaded once per process (under a lock, so every thread sees the same objects).
+def _builtin() -> precompiled.Definitions:
+    """The packaged definitions, loaded once per process (under a lock, so every thread sees the same objects);
+    each is decoded when first asked for, once.
 
     The model is frozen, so the objects are shared as they are: no copy, no re-decode per call."""
     global _BUILTIN
@@ -101,21 +107,24 @@ def _builtin() -> tuple[Karta, ...]:
         with _BUILTIN_LOCK:
             loaded = _BUILTIN
             if loaded is None:
-                loaded = _BUILTIN = _load_builtin()
+                loaded = _BUILTIN = _load_builtin_definitions()
     return loaded
 
 
 def builtin_definitions() -> list[Karta]:
     """The built-in definitions, in file-name order: a new list of the same frozen objects on every call (make a
     changed copy with `msgspec.structs.replace`; the catalog is not affected)."""
-    return list(_builtin())
+    return list(_builtin().all())
 
 
 def builtin_registry() -> DefinitionRegistry:
     """A new registry holding the built-in catalog (add `local` or `cluster` definitions to it with `.add`).
 
-    Every registry holds the same built-in objects."""
-    return DefinitionRegistry([("catalog", _builtin())])
+    Every registry holds the same built-in objects. A lookup decodes only the definition it hands out (the others
+    are known by name and root GVK until asked for)."""
+    registry = DefinitionRegistry()
+    registry._add_catalog(_builtin())
+    return registry
 
 
 # --- registry -----------------------------------------------------------------------------------------------
@@ -136,6 +145,42 @@ class Entry(msgspec.Struct, frozen=True):
         return self.karta.root_gvk
 
 
+class _Pending:
+    """A built-in definition held by a registry before it is decoded: its name and root GVK, and where to get it.
+    `entry()` is the registry's `Entry` for it, made once."""
+
+    __slots__ = ("_entry", "definitions", "gvk", "name", "origin", "position")
+
+    def __init__(self, definitions: precompiled.Definitions, position: int) -> None:
+        self.definitions = definitions
+        self.position = position
+        self.name, self.gvk = definitions.heads[position]
+        self.origin: Origin = "catalog"
+        self._entry: Entry | None = None
+
+    def entry(self) -> Entry:
+        made = self._entry
+        if made is None:
+            with _BUILTIN_LOCK:  # one Entry per held definition, so `is_effective` can compare identities
+                made = self._entry
+                if made is None:
+                    made = self._entry = Entry(self.definitions.karta(self.position), self.origin)
+        return made
+
+
+_Held = Entry | _Pending
+
+
+def _entry(held: _Held) -> Entry:
+    return held if isinstance(held, Entry) else held.entry()
+
+
+def _same_definition(a: _Held, b: _Held) -> bool:
+    if isinstance(a, _Pending) and isinstance(b, _Pending):
+        return a.definitions is b.definitions and a.position == b.position
+    return _entry(a).karta is _entry(b).karta
+
+
 class Resolved(msgspec.Struct, frozen=True):
     """The definition chosen for a workload. `exact` is False when it was written for another version of the
     same group and kind (the version fallback)."""
@@ -153,7 +198,7 @@ class DefinitionRegistry:
     """
 
     def __init__(self, sources: Iterable[tuple[Origin, Iterable[Karta]]] | None = None) -> None:
-        self._entries: list[Entry] = []
+        self._entries: list[_Held] = []
         self._index: _Index | None = None
         for origin, kartas in sources or ():
             self.add(origin, kartas)
@@ -172,6 +217,12 @@ class DefinitionRegistry:
             self._entries.append(Entry(karta, origin))
         self._index = None
 
+    def _add_catalog(self, definitions: precompiled.Definitions) -> None:
+        """Add the built-in definitions as `add("catalog", ...)` does, each decoded only when a lookup hands it
+        out."""
+        self._entries.extend(_Pending(definitions, position) for position in range(len(definitions)))
+        self._index = None
+
     # --- lookups --------------------------------------------------------------------------------------------
 
     def for_gvk(self, group: str, version: str, kind: str) -> Resolved | None:
@@ -180,12 +231,12 @@ class DefinitionRegistry:
         index = self._built()
         winner = index.by_gvk.get((group, version, kind))
         if winner is not None:
-            return Resolved(winner.karta, winner.origin)
+            return Resolved(_entry(winner).karta, winner.origin)
         candidates = index.by_group_kind.get((group, kind), [])
         if not candidates:
             return None
         best = min(candidates, key=lambda entry: (_RANK[entry.origin], _version_order(_gvk(entry).version)))
-        return Resolved(best.karta, best.origin, exact=False)
+        return Resolved(_entry(best).karta, best.origin, exact=False)
 
     def for_object(self, obj: Mapping[str, Any]) -> Resolved | None:
         """The definition for a workload object, from its `apiVersion` and `kind`."""
@@ -208,21 +259,22 @@ class DefinitionRegistry:
             for entry in self._built().by_gvk.values()
             if wanted in _kind_spellings(_gvk(entry).kind) and (group is None or _gvk(entry).group == group)
         ]
-        return sorted(found, key=lambda entry: (_gvk(entry).group, _version_order(_gvk(entry).version)))
+        found.sort(key=lambda entry: (_gvk(entry).group, _version_order(_gvk(entry).version)))
+        return [_entry(entry) for entry in found]
 
     def by_name(self, name: str) -> Resolved | None:
         """The definition named `name`; local wins over cluster, cluster over catalog."""
         entry = self._built().by_name.get(name)
-        return Resolved(entry.karta, entry.origin) if entry else None
+        return Resolved(_entry(entry).karta, entry.origin) if entry else None
 
     def all(self) -> list[Entry]:
         """Every definition held, including ones another origin overrides: sorted by root GVK (as `group/version/kind`,
         `core` for the core group), then name, then origin precedence; definitions without a root GVK last."""
-        return sorted(self._entries, key=_listing_key)
+        return [_entry(held) for held in sorted(self._entries, key=_listing_key)]
 
     def effective(self) -> list[Entry]:
         """The definition in force for each root GVK (after precedence and collisions), in `all()` order."""
-        return sorted(self._built().by_gvk.values(), key=_listing_key)
+        return [_entry(held) for held in sorted(self._built().by_gvk.values(), key=_listing_key)]
 
     def is_effective(self, entry: Entry) -> bool:
         """Whether `entry` is the definition in force for its GVK (False when overridden or a losing duplicate)."""
@@ -230,7 +282,7 @@ class DefinitionRegistry:
         if gvk is None:
             return False
         winner = self._built().by_gvk.get((gvk.group, gvk.version, gvk.kind))
-        return winner is entry
+        return winner is entry or (isinstance(winner, _Pending) and winner._entry is entry)
 
     @property
     def warnings(self) -> list[str]:
@@ -252,17 +304,17 @@ class DefinitionRegistry:
 
 
 class _Index(msgspec.Struct):
-    by_gvk: dict[tuple[str, str, str], Entry]
-    by_group_kind: dict[tuple[str, str], list[Entry]]
-    by_name: dict[str, Entry]
+    by_gvk: dict[tuple[str, str, str], _Held]
+    by_group_kind: dict[tuple[str, str], list[_Held]]
+    by_name: dict[str, _Held]
     warnings: list[str]
 
     @classmethod
-    def build(cls, entries: list[Entry]) -> _Index:
+    def build(cls, entries: list[_Held]) -> _Index:
         warnings: list[str] = []
         # Within one origin, the first definition by name wins a GVK; earlier origins win across origins.
         ordered = sorted(entries, key=lambda entry: (_RANK[entry.origin], entry.name))
-        by_gvk: dict[tuple[str, str, str], Entry] = {}
+        by_gvk: dict[tuple[str, str, str], _Held] = {}
         for entry in ordered:
             gvk = entry.gvk
             if gvk is None:
@@ -276,15 +328,15 @@ class _Index(msgspec.Struct):
                     f"collision: {entry.origin} definitions {held.name!r} and {entry.name!r} both describe {gvk}; "
                     f"using {held.name!r} (first by name). Remove or rename one of them."
                 )
-        by_group_kind: dict[tuple[str, str], list[Entry]] = {}
+        by_group_kind: dict[tuple[str, str], list[_Held]] = {}
         for (group, _version, kind), entry in by_gvk.items():
             by_group_kind.setdefault((group, kind), []).append(entry)
-        by_name: dict[str, Entry] = {}
+        by_name: dict[str, _Held] = {}
         for entry in ordered:
             held = by_name.get(entry.name)
             if held is None:
                 by_name[entry.name] = entry
-            elif held.origin == entry.origin and held.karta is not entry.karta:
+            elif held.origin == entry.origin and not _same_definition(held, entry):
                 warnings.append(
                     f"collision: two {entry.origin} definitions are named {entry.name!r}; the first one is used"
                 )
@@ -294,13 +346,13 @@ class _Index(msgspec.Struct):
 # --- helpers ------------------------------------------------------------------------------------------------
 
 
-def _gvk(entry: Entry) -> GVK:
+def _gvk(entry: _Held) -> GVK:
     gvk = entry.gvk
     assert gvk is not None  # the index holds only entries with a root GVK
     return gvk
 
 
-def _listing_key(entry: Entry) -> tuple[int, str, str, int]:
+def _listing_key(entry: _Held) -> tuple[int, str, str, int]:
     gvk = entry.gvk
     return (gvk is None, str(gvk) if gvk else "", entry.name, _RANK[entry.origin])
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from workload_map.catalog import DefinitionRegistry, builtin_definitions
+from workload_map.catalog import DefinitionRegistry, builtin_registry
 from workload_map.cli.context import Reporter
 from workload_map.cli.errors import CLIError, UsageError
 from workload_map.model import Karta
@@ -88,7 +88,9 @@ def build_registry(
     The cluster source's warnings and the registry's (two definitions of one origin for the same kind) go to
     `report`.
     """
-    registry = DefinitionRegistry()
+    # the catalog's definitions held first (each decoded only when a lookup hands it out: catalog.builtin_registry);
+    # the order of origins added changes no lookup, as precedence decides
+    registry = builtin_registry() if catalog else DefinitionRegistry()
     local = load_local_definitions(local_paths)
     if local:
         registry.add("local", local)
@@ -97,8 +99,6 @@ def build_registry(
         for message in warnings:
             report.warn(message)
         registry.add("cluster", definitions)
-    if catalog:
-        registry.add("catalog", builtin_definitions())
     for message in registry.warnings:
         report.warn(message)
     return registry

@@ -117,11 +117,12 @@ def run_describe(given: DescribeArgs) -> None:
 
 def _load_catalog() -> None:
     """Load the built-in catalog (once per process: the command's registry takes the same objects) while the
-    collector still sleeps: its ~2,300 definition objects and their tuples live as long as the process, and made
-    with the collector on they started some ten collections that found nothing to free (~2 ms; issue 19).
-    `resume_gc` then freezes them with the modules. A catalog that cannot be loaded is left for the command, which
-    loads it at its usual point and reports the error there as always."""
-    from workload_map.catalog import builtin_definitions
+    collector still sleeps: its index (each definition's name and root GVK), the definitions' encodings and their
+    expressions' syntax trees live as long as the process, and made with the collector on they started collections
+    that found nothing to free (~2 ms; issue 19). `resume_gc` then freezes them with the modules; the one definition
+    a describe decodes is made later. A catalog that cannot be loaded is left for the command, which loads it at its
+    usual point and reports the error there as always."""
+    from workload_map.catalog import builtin_registry
 
     with contextlib.suppress(Exception):  # the command reports it, at the same point as without this call
-        builtin_definitions()
+        builtin_registry()
