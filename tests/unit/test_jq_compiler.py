@@ -230,6 +230,7 @@ expressions = _expr(3)
 @example(expr='("a" + sqrt)', value=-1.5)  # found by exploration: a NaN operand previews as null, not NaN
 @example(expr='("a" + -infinite)', value=None)  # an infinite operand previews as the largest double
 @example(expr="({} | .[nan])", value=None)  # so does a NaN key in an index error
+@example(expr="[label $out | sqrt | ., break $out]", value=-1.5)  # found by exploration: NaN inside an output
 def test_generated_expressions_give_what_libjq_gives(expr: str, value: Any) -> None:
     if compiler.compile_closure(expr) is None:
         return  # not covered: libjq runs it (counted below)
@@ -368,6 +369,27 @@ def test_the_step_budget_stops_runaway_work() -> None:
 
 def test_recursive_definitions_are_left_to_libjq() -> None:
     assert compiler.compile_closure("def f: if . > 0 then . - 1 | f else . end; f") is None
+
+
+@pytest.mark.parametrize(
+    ("expr", "value"),
+    [
+        ("[sqrt]", -1.5),
+        ("[label $out | sqrt | ., break $out]", -1.5),
+        ("{a: [nan, infinite, -infinite]}", None),
+        ("[. * 10, . + .]", 1e308),
+        ("[.[] | tonumber]", ["1e999", "-1e999", "2"]),
+        ("[add]", [1e308, 1e308]),
+        ("[.[] | fromjson]", ["[1e999]", "3"]),
+    ],
+)
+def test_nan_and_infinities_inside_an_output_are_what_libjq_gives(expr: str, value: Any) -> None:
+    """libjq's JSON output writes NaN as null and an infinity as the largest double at any depth, not only at the
+    top of an output (`compiler._finite_inside`)."""
+    assert compiler.compile_closure(expr) is not None, expr
+    theirs = _libjq(expr, value)
+    assert theirs != "compile error"
+    assert _compiled(expr, value) == theirs
 
 
 def test_nan_is_written_as_null_like_libjq() -> None:

@@ -2381,6 +2381,7 @@ def compile_closure(expr: str) -> Closure | None:
     try:
         code = _compile_tree(tree)
         nests = _builds_nesting(tree)
+        non_finite = _may_make_non_finite(tree)
     except (_DeclineError, RecursionError):
         return None
     one, gen = code.one, code.gen
@@ -2409,9 +2410,45 @@ def compile_closure(expr: str) -> Closure | None:
             raise JqLimitError(expr, f"query results exceed the allowed number {max_results}")
         if nests and any(_nested_past(out, MAX_DEPTH) for out in outputs):
             raise InProcessStopError(expr, f"an output is nested more than {MAX_DEPTH} levels deep")
+        if non_finite:
+            return [_output(_finite_inside(out)) for out in outputs]
         return [_output(out) for out in outputs]
 
     return run
+
+
+# what can make NaN or an infinity from an input that holds neither (normalised JSON): arithmetic (an overflow,
+# `infinite - infinite`), a literal past the doubles' range, and these builtins; `add/1` of the prelude is `+`
+_ARITHMETIC_OPS: Final = frozenset({"+", "-", "*", "/", "%", "+=", "-=", "*=", "/=", "%="})
+_NON_FINITE_CALLS: Final = frozenset({"add", "infinite", "nan", "sqrt", "tonumber", "fromjson"})
+
+
+def _may_make_non_finite(node: Any) -> bool:
+    """True when the expression may put NaN or an infinity inside an array or object it outputs, which libjq's
+    JSON output writes as null and the largest double, as at the top (`_output`): `[-1 | sqrt]` is `[null]`."""
+    if isinstance(node, A.Binary) and node.op in _ARITHMETIC_OPS:
+        return True
+    if isinstance(node, A.Call) and node.name in _NON_FINITE_CALLS:
+        return True
+    if isinstance(node, A.Number) and not math.isfinite(node.value):
+        return True
+    if isinstance(node, tuple):
+        return any(_may_make_non_finite(item) for item in node)
+    return any(_may_make_non_finite(item) for item in A.fields_of(node))
+
+
+def _finite_inside(value: Any) -> Any:
+    """`value` with NaN and infinities inside its arrays and objects as `_output` gives them at the top (the
+    containers on the way to one copied; the same object when there is none)."""
+    if type(value) is list:
+        items = [_finite_inside(item) for item in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    if type(value) is dict:
+        entries = {key: _finite_inside(item) for key, item in value.items()}
+        return entries if any(entries[key] is not item for key, item in value.items()) else value
+    if type(value) is float and not math.isfinite(value):
+        return _output(value)
+    return value
 
 
 _NESTING_NODES: Final = (A.Reduce, A.Foreach, A.FuncDefine)
