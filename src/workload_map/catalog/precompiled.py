@@ -39,7 +39,7 @@ import contextlib
 import os
 from _thread import allocate_lock
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -58,17 +58,21 @@ except ImportError:  # pragma: no cover - an interpreter built without it
 
 # Bump when the blob's layout changes in a way the key does not already cover.
 _FORMAT = b"wmap-catalog-5"
-# what a definition is known by before it is decoded: its name and root GVK
+# what a definition is known by before it is decoded: its name and root GVK (stored as group, version and kind)
 Head = tuple[str, GVK | None]
+_StoredHead = tuple[str, tuple[str, str, str] | None]
 # the definition files it was built from (name, bytes), each definition's head and its own encoding (decoded when
 # asked for), for each whether it had no validation errors (empty when the blob was built without a check), and for
 # each the syntax trees of its jq expressions (text -> `trees.encode`, encoded as one map, decoded with the
 # definition; empty when the parser cannot be stamped)
 Blob = tuple[
-    tuple[tuple[str, bytes], ...], tuple[Head, ...], tuple[msgspec.Raw, ...], tuple[bool, ...], tuple[msgspec.Raw, ...]
+    tuple[tuple[str, bytes], ...],
+    tuple[_StoredHead, ...],
+    tuple[msgspec.Raw, ...],
+    tuple[bool, ...],
+    tuple[msgspec.Raw, ...],
 ]
 _DECODER = msgspec.msgpack.Decoder(Blob)
-_KARTA = msgspec.msgpack.Decoder(Karta)
 _TREES = msgspec.msgpack.Decoder(dict[str, bytes])
 # what validation runs: a change in any of these modules may change which definitions are valid
 _VALIDATOR_PACKAGES: Final = ("validation", "jq", "model")
@@ -172,10 +176,10 @@ class Definitions:
 
     def _decode(self, position: int) -> Karta:
         try:
-            karta = _KARTA.decode(self._bodies[position])
-        except (msgspec.DecodeError, msgspec.ValidationError, IndexError):
+            karta = _BODY.decode(self._bodies[position])
+        except Exception:  # damaged: anything the decoder or a model class raises on what it was handed
             return self._from_yaml(position)
-        if karta.name != self.heads[position][0]:  # an encoding that is not this definition's: a damaged blob
+        if type(karta) is not Karta or karta.name != self.heads[position][0]:  # not this definition's encoding
             return self._from_yaml(position)
         if self._trees:
             with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):  # unremembered: parsed when used
@@ -240,16 +244,23 @@ def load_definitions(
         kartas = parse(files)
         valid = () if check is None else tuple(bool(ok) for ok in check(kartas))
         parsed = () if parser is None else tuple(expression_trees((karta,)) for karta in kartas)
-        bodies = tuple(msgspec.Raw(_ENCODER.encode(karta)) for karta in kartas)
-        encoded = tuple(msgspec.Raw(_ENCODER.encode(found)) for found in parsed)
-        _write(path, _ENCODER.encode((given, _heads(kartas), bodies, valid, encoded)))
+        try:
+            bodies = tuple(msgspec.Raw(_ENCODER.encode(_stored(karta))) for karta in kartas)
+        except TypeError:  # pragma: no cover - a value of a type the stored form has no place for: no blob
+            bodies = None
+        if bodies is not None:
+            encoded = tuple(msgspec.Raw(_ENCODER.encode(found)) for found in parsed)
+            stored_heads = tuple(
+                (name, None if gvk is None else (gvk.group, gvk.version, gvk.kind)) for name, gvk in _heads(kartas)
+            )
+            _write(path, _ENCODER.encode((given, stored_heads, bodies, valid, encoded)))
         for found in parsed:
             trees.remember(found)
         return kartas, valid
 
     try:
-        built_from, heads, bodies, valid, parsed = _DECODER.decode(read_file(path))
-        fresh = built_from == given and len(bodies) == len(heads)  # the same bytes (the key covers names, sizes)
+        built_from, stored_heads, bodies, valid, parsed = _DECODER.decode(read_file(path))
+        fresh = built_from == given and len(bodies) == len(stored_heads)  # the same bytes (the key: names, sizes)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         fresh = False
     if not fresh:  # not built yet, unreadable, damaged, or built from other bytes: parse the YAML and (re)write it
@@ -257,11 +268,67 @@ def load_definitions(
         if len(valid) == len(kartas):
             mark_validated(karta for karta, ok in zip(kartas, valid, strict=True) if ok)
         return Definitions(_heads(kartas), kartas=kartas)
+    heads = tuple(
+        (name, None if gvk is None else GVK(group=gvk[0], version=gvk[1], kind=gvk[2])) for name, gvk in stored_heads
+    )
     return Definitions(heads, bodies, valid, parsed, rebuild=rebuild)
 
 
 def _heads(kartas: Sequence[Karta]) -> tuple[Head, ...]:
     return tuple((karta.name, karta.root_gvk) for karta in kartas)
+
+
+# --- a definition's stored form ---------------------------------------------------------------------------------
+# A definition is stored as its construction: a model Struct as the extension [class name, its field values in
+# `__struct_fields__` order], a tuple as the extension of its items, lists, string-keyed dicts and scalars as
+# msgpack's own. Decoding calls the model's classes with the values they were built with, so no typed decoder is
+# made: msgspec's `Decoder(Karta)` reads the annotations of the model's ~30 classes first, ~5 million instructions
+# of every `describe -f` (issue 19). The key covers the model types' source, so the classes are the ones written.
+_STRUCT: Final = 1
+_TUPLE: Final = 2
+_SCALARS: Final = (str, int, float, bool, type(None))
+
+
+def _stored(value: Any) -> Any:
+    """`value` in its stored form (raises TypeError for a value of no stored form)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is tuple:
+        return msgspec.msgpack.Ext(_TUPLE, _ENCODER.encode([_stored(item) for item in value]))
+    if kind is list:
+        return [_stored(item) for item in value]
+    if kind is dict and all(type(key) is str for key in value):
+        return {key: _stored(item) for key, item in value.items()}
+    if isinstance(value, msgspec.Struct) and kind.__module__ == types.__name__:
+        fields = [kind.__name__, *(_stored(getattr(value, name)) for name in kind.__struct_fields__)]
+        return msgspec.msgpack.Ext(_STRUCT, _ENCODER.encode(fields))
+    raise TypeError(f"a {kind.__name__} has no stored form")
+
+
+def _revive(code: int, data: memoryview) -> Any:
+    """A stored tuple or model Struct, made again."""
+    if code == _TUPLE:
+        return tuple(_BODY.decode(data))
+    if code != _STRUCT:
+        raise ValueError(f"no stored form has the extension code {code}")
+    name, *values = _BODY.decode(data)
+    kind = _model_classes()[name]
+    return kind(**dict(zip(kind.__struct_fields__, values, strict=True)))
+
+
+_BODY = msgspec.msgpack.Decoder(ext_hook=_revive)
+_CLASSES: dict[str, type[msgspec.Struct]] = {}
+
+
+def _model_classes() -> dict[str, type[msgspec.Struct]]:
+    if not _CLASSES:
+        _CLASSES.update(
+            (name, kind)
+            for name, kind in vars(types).items()
+            if isinstance(kind, type) and issubclass(kind, msgspec.Struct) and kind.__module__ == types.__name__
+        )
+    return _CLASSES
 
 
 def read_file(path: str) -> bytes:
