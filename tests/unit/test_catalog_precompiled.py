@@ -149,8 +149,10 @@ def test_a_damaged_blob_is_parsed_again_and_rewritten(env: dict[str, str]) -> No
     assert parse.calls == 2
     built_from, heads, bodies, valid, trees = precompiled._DECODER.decode(blob.read_bytes())
     assert built_from == tuple(files)  # the bytes the next load compares
-    gvks = (karta.root_gvk for karta in good)
-    assert heads == tuple((k.name, None if g is None else (g.group, g.version, g.kind)) for k, g in zip(good, gvks))
+    stored = [
+        (k.name, None if k.root_gvk is None else (k.root_gvk.group, k.root_gvk.version, k.root_gvk.kind)) for k in good
+    ]
+    assert heads == tuple(stored)
     assert tuple(precompiled._BODY.decode(body) for body in bodies) == good
     assert valid == ()  # rewritten whole (no check: no validity recorded)
     assert len(trees) == len(good) and any(trees)  # and each definition's expressions' syntax trees with it
