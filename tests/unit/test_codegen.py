@@ -378,7 +378,7 @@ def test_the_generated_source_holds_no_text_of_the_programs() -> None:
 
 
 _VOCABULARY = set(keyword.kwlist) | {
-    "run", "v", "r", "s", "o", "m", "F", "f", "B", "BAIL", "SK", "SV", "KEY", "EQ", "EXT", "FIN", "ASC", "S", "L",
+    "run", "v", "r", "s", "o", "m", "F", "f", "N", "B", "BAIL", "SK", "SV", "KEY", "EQ", "EXT", "FIN", "ASC", "S", "L",
     "Exception", "type", "len", "abs", "str", "int", "float", "bool", "list", "dict",
     "append", "get", "startswith", "endswith",
 }  # fmt: skip

@@ -18,6 +18,7 @@ plain-JSON check, a `datetime` creation time, a tuple in the body) and generated
 from __future__ import annotations
 
 import copy
+import datetime
 import json
 import math
 from typing import Any
@@ -167,9 +168,9 @@ def test_only_what_the_plan_consults_is_evaluated() -> None:
         function = functions[index]
         assert function is not None
 
-        def call(value: Any, memo: dict[int, Any]) -> Any:
+        def call(value: Any, memo: dict[int, Any], *finish: Any) -> Any:
             ran.append(index)
-            return function(value, memo)
+            return function(value, memo, *finish)
 
         return call
 
@@ -348,3 +349,98 @@ def test_only_small_subtrees_are_shared_and_a_deep_batch_still_agrees() -> None:
     program = codegen.expression_functions(exprs)
     memo: dict[int, Any] = {}
     assert [function(obj, memo) for function in program.functions if function is not None] == expected
+
+
+class _Opaque:
+    """A value of no JSON type (what a `from_json` caller should never pass): normalising it raises."""
+
+
+_READ_ITEM = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.sampled_from([2**53, -(2**53) - 1, 10**30]),
+        st.floats(),
+        st.text(max_size=3),
+        st.sampled_from(["\ud800", "a\udfff", datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)]),
+        st.builds(_Opaque),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.tuples(inner),
+        st.frozensets(st.integers(), max_size=2),
+        st.dictionaries(st.one_of(st.text(max_size=2), st.integers()), inner, max_size=3),
+    ),
+    max_leaves=8,
+)
+
+
+def _finished(finish: Any, outputs: list[Any]) -> Any:
+    try:
+        return ("ok", finish(outputs))
+    except Exception as error:  # what the generated function turns into BAIL
+        return ("raised", type(error).__name__)
+
+
+def _holds_container(value: Any) -> bool:
+    return type(value) is list and any(type(item) in (dict, list) for item in value)
+
+
+@SETTINGS
+@given(st.lists(_READ_ITEM, max_size=3))
+def test_finish_read_raises_where_finish_raises_and_differs_only_in_an_ignored_list(outputs: list[Any]) -> None:
+    """`codegen.finish_read` (the reason's field reads) raises exactly where `_finish` raises; otherwise it gives
+    `_finish`'s outputs, except a first output that is a list holding an object or array, handed back as it is
+    where `_finish` gives a list holding an object or array too (the reason ignores both: no fact is written)."""
+    plain = _finished(codegen._finish, copy.deepcopy(outputs))
+    given_outputs = copy.deepcopy(outputs)
+    first = given_outputs[0] if given_outputs else None  # both finishers replace outputs in the list they get
+    read = _finished(codegen.finish_read, given_outputs)
+    assert (plain[0] == "raised") == (read[0] == "raised"), (plain, read)
+    if plain[0] == "raised":
+        return
+    expected, got = plain[1], read[1]
+    assert len(got) == len(expected)
+    if got and type(first) is list and got[0] is first:  # handed back unnormalised (`_finish` copies a list)
+        assert _holds_container(got[0]) and _holds_container(expected[0])
+        assert _strict(got[1:]) == _strict(expected[1:])
+    else:
+        assert _strict(got) == _strict(expected)
+
+
+def test_finish_read_skips_normalising_only_an_ignored_list() -> None:
+    """Not vacuous: a list of objects comes back as it is (not a normalised copy), a list of scalars and any
+    value the encoder refuses are finished as `_finish` finishes them."""
+    objects = [{"b": 1, "a": 2}, {"name": "x"}]
+    assert codegen.finish_read([objects])[0] is objects
+    assert codegen.finish_read([[1, 2, 3]]) == [[1, 2, 3]]
+    opaque = [[{"a": _Opaque()}]]
+    with pytest.raises(Exception) as raised:
+        codegen._finish(copy.deepcopy(opaque))
+    with pytest.raises(type(raised.value)):
+        codegen.finish_read(opaque)
+    surrogate = [[{"a": "\ud800"}]]  # the encoder refuses it; normalising reads U+FFFD
+    assert codegen.finish_read(copy.deepcopy(surrogate)) == codegen._finish(copy.deepcopy(surrogate))
+
+
+def test_reads_only_names_the_positions_only_the_reason_reads() -> None:
+    """The JobSet's reason reads `.spec.suspend`, `.status.replicatedJobsStatus` and the replica list, which no
+    matcher, phase, conditions or message consults; every plan's reads_only is disjoint from what is matched."""
+    karta, _ = _jobset()
+    definition = karta.root.status_definition
+    assert definition is not None
+    plan = status_plan.status_plan(definition)
+    assert {plan.expressions[at] for at in plan.reads_only} == {
+        '.["spec"]["suspend"]',
+        '.["status"]["replicatedJobsStatus"]',
+        '[.["spec"]["replicatedJobs"][]?["replicas"]]',
+    }
+    for karta in DEFINITIONS:
+        for component in karta.components:
+            if component.status_definition is None:
+                continue
+            plan = status_plan.status_plan(component.status_definition)
+            matched = {plan.phase, plan.conditions, plan.message, plan.no_status}
+            matched.update(planned.expression for _, matchers in plan.statuses for planned in matchers)
+            assert not plan.reads_only & matched

@@ -51,6 +51,7 @@ __all__ = [
     "batch_program",
     "evaluate_batch",
     "expression_functions",
+    "finish_read",
     "generated_functions",
     "generated_source",
     "uncovered",
@@ -160,6 +161,23 @@ def _finish(outputs: list[Any]) -> list[Any]:
             continue
         raise _Bail
     return outputs
+
+
+def finish_read(outputs: list[Any]) -> list[Any]:
+    """`_finish` for a reader that ignores a first output which is a list holding an object or an array (the
+    status reason's field reads: such a value is no fact): that list is handed back as it is, not normalised,
+    once the encoder that normalising starts with takes it (then normalising it succeeds, and gives a list
+    holding containers again: an object stays an object, an array an array). Whatever that check refuses, and
+    every other output, is finished by `_finish`, so this raises exactly where `_finish` does."""
+    first = outputs[0] if outputs else None
+    if type(first) is list:
+        for item in first:  # a loop, not any(): a list of scalars (the usual case) costs a few type checks
+            kind = type(item)
+            if kind is dict or kind is list:
+                if convert.encodes(first):
+                    return [first, *_finish(outputs[1:])]
+                break
+    return _finish(outputs)
 
 
 def _numbers_only(items: list[Any]) -> bool:
@@ -970,17 +988,18 @@ def _function_source(bodies: Sequence[_Body | None]) -> str:
 
 
 def _functions_source(bodies: Sequence[_Body | None]) -> str:
-    """One function `f<i>(v, m)` per generated expression, giving its outputs or `BAIL` (`m`: the memo of the
-    shared subtrees, one per evaluation of the batch), `F` the tuple of them (None where not generated), and
-    `run(v)`, all of them in order."""
+    """One function `f<i>(v, m, N=FIN)` per generated expression, giving its outputs or `BAIL` (`m`: the memo of
+    the shared subtrees, one per evaluation of the batch; `N`: what finishes the outputs, `_finish`, or
+    `finish_read` for a reader that ignores a list holding containers), `F` the tuple of them (None where not
+    generated), and `run(v)`, all of them in order."""
     out: list[str] = []
     for index, body in enumerate(bodies):
         if body is None:
             continue
-        out.append(f"def f{index}(v, m):")
+        out.append(f"def f{index}(v, m, N=FIN):")
         out.append("    try:")
         out.extend("        " + line for line in body.lines)
-        out.append("        return o" if body.scalars else "        return FIN(o)")
+        out.append("        return o" if body.scalars else "        return N(o)")
         out.append("    except Exception:")
         out.append("        return BAIL")
     names = [f"f{index}" if body is not None else "None" for index, body in enumerate(bodies)]

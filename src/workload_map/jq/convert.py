@@ -31,7 +31,7 @@ import msgspec
 from workload_map._unicode import replace_lone_surrogates
 from workload_map.errors import WorkloadMapError
 
-__all__ = ["InputNotJSONError", "encode", "normalize", "prune", "roots_key", "to_plain"]
+__all__ = ["InputNotJSONError", "encode", "encodes", "normalize", "prune", "roots_key", "to_plain"]
 
 
 class InputNotJSONError(WorkloadMapError, TypeError):
@@ -91,6 +91,16 @@ def encode(obj: Any) -> str:
 def normalize(obj: Any) -> Any:
     """A fresh copy of `obj` as gojq sees it: sorted keys (dict order), integral floats as ints, plain JSON types."""
     return _decode(_encode_bytes(obj))
+
+
+def encodes(obj: Any) -> bool:
+    """Whether the sorted encoder `normalize` starts with takes `obj` as it is: then `normalize(obj)` succeeds
+    (what it writes it reads back), so a reader that only needs to know the copy could be made skips making it."""
+    try:
+        _SORTED.encode(obj)
+    except Exception:  # any refusal: `normalize` decides (a walk, or its error)
+        return False
+    return True
 
 
 def _decode(data: bytes) -> Any:

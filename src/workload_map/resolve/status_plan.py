@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, Protocol
 
 from workload_map.errors import WorkloadMapError
 from workload_map.jq import Document
-from workload_map.jq.codegen import BAIL, generated_functions
+from workload_map.jq.codegen import BAIL, finish_read, generated_functions
 from workload_map.model import PRIMARY_PHASE_PRECEDENCE, UNDEFINED, StatusDefinition, StatusMatcher
 from workload_map.resolve._json import jq_tostring
 from workload_map.resolve.reasons import MESSAGE_EXPRESSION, NO_STATUS_EXPRESSION, field_reads
@@ -63,6 +63,7 @@ class StatusPlan:
         "no_status",
         "phase",
         "phase_name",
+        "reads_only",
         "statuses",
     )
 
@@ -116,6 +117,13 @@ class StatusPlan:
         self.message = at(MESSAGE_EXPRESSION)
         self.no_status = at(NO_STATUS_EXPRESSION)
         self.expressions = tuple(positions)
+        # positions only the reason's field reads consult: a list holding containers there is no fact, so the
+        # generated read hands it back unnormalised (`codegen.finish_read`)
+        consulted = {self.phase, self.conditions, self.message, self.no_status}
+        consulted.update(planned.expression for _, matchers in self.statuses for planned in matchers)
+        self.reads_only = frozenset(
+            at for _, matchers in self.statuses for planned in matchers for _, at in planned.reads
+        ).difference(consulted)
         # the generated matching for one tuple of generated functions (`read_generated`), made on first use
         self._match: tuple[Functions, Callable[..., tuple[list[str], dict[str, _PlannedMatcher]]]] | None = None
 
@@ -140,9 +148,15 @@ class StatusPlan:
         for candidate in PRIMARY_PHASE_PRECEDENCE:
             hit = hits.get(candidate)
             if hit is not None:  # the reason's reads, evaluated before the reason runs over the plain list
-                _evaluate(functions, obj, memo, found, (*(at for _, at in hit.reads), self.message, self.no_status))
+                _evaluate(functions, obj, memo, found, [at for _, at in hit.reads], reads_only=self.reads_only)
                 break
-        return self._status(raw_phase, conditions, by_type=by_type, matched=matched, hits=hits, results=found)
+
+        def need(position: int) -> None:  # the message and "no status yet" reads, evaluated if the reason asks
+            _evaluate(functions, obj, memo, found, (position,))
+
+        return self._status(
+            raw_phase, conditions, by_type=by_type, matched=matched, hits=hits, results=found, need=need
+        )
 
     def read(self, results: Results) -> WorkloadStatus | None:
         """The status from `results` (each expression's outputs, a list, or its `JqError`), or None where the
@@ -223,6 +237,7 @@ class StatusPlan:
         matched: list[str],
         hits: dict[str, _PlannedMatcher],
         results: Results,
+        need: Callable[[int], None] | None = None,
     ) -> WorkloadStatus:
         phase = UNDEFINED
         for candidate in PRIMARY_PHASE_PRECEDENCE:
@@ -235,14 +250,20 @@ class StatusPlan:
             phases=tuple(matched) if matched else (UNDEFINED,),
             raw_phase=raw_phase,
             conditions=conditions,
-            reason=None if hit is None else self._reason(hit, raw_phase, by_type, results),
+            reason=None if hit is None else self._reason(hit, raw_phase, by_type, results, need),
             reason_source=None if hit is None else hit.source,
         )
 
     def _reason(
-        self, hit: _PlannedMatcher, raw_phase: str | None, by_type: dict[str, Condition], results: Results
+        self,
+        hit: _PlannedMatcher,
+        raw_phase: str | None,
+        by_type: dict[str, Condition],
+        results: Results,
+        need: Callable[[int], None] | None,
     ) -> str | None:
-        """`_reason` over the plan's results (the same facts, in the same order, and the same message)."""
+        """`_reason` over the plan's results (the same facts, in the same order, and the same message); `need`
+        (the generated read) evaluates the message and "no status yet" reads when they are consulted."""
         facts: list[str] = []
         message = ""
         if hit.by_phase and self.phase >= 0:
@@ -270,10 +291,15 @@ class StatusPlan:
                 elif isinstance(value, (str, int, float)) and value != "":
                     facts.append(f"{name} {jq_tostring(value)}")
         if not message:
+            if need is not None:
+                need(self.message)
             value = _first(results[self.message])
             message = value if isinstance(value, str) else ""
-        if not facts and not message and _first(results[self.no_status]) is True:
-            return "no status yet"
+        if not facts and not message:
+            if need is not None:
+                need(self.no_status)
+            if _first(results[self.no_status]) is True:
+                return "no status yet"
         if len(facts) > 1:
             facts = list(dict.fromkeys(facts))
         text = "; ".join(facts)
@@ -327,7 +353,7 @@ def status_plan(definition: StatusDefinition) -> StatusPlan:
     return plan
 
 
-Functions = tuple[Callable[[Any, dict[int, Any]], Any] | None, ...]
+Functions = tuple[Callable[..., Any] | None, ...]
 
 
 def _matcher_source(plan: StatusPlan, functions: Functions, constants: dict[str, Any]) -> str:
@@ -401,16 +427,27 @@ class _NotAnswered(WorkloadMapError):  # noqa: N818 - a signal: "read the status
     """A generated function could not answer an expression the plan consulted."""
 
 
-def _evaluate(functions: Functions, obj: Any, memo: dict[int, Any], found: list[Any], positions: Sequence[int]) -> None:
+def _evaluate(
+    functions: Functions,
+    obj: Any,
+    memo: dict[int, Any],
+    found: list[Any],
+    positions: Sequence[int],
+    *,
+    reads_only: frozenset[int] = frozenset(),
+) -> None:
     """The outputs of the expressions at `positions` (-1: none) into `found`, by the generated functions on the
     object in place, sharing the memo of one read: only what the plan consults is evaluated (a status whose
-    byConditions fail never evaluates its byExpression, a reason is read for the primary phase only). An
+    byConditions fail never evaluates its byExpression, a reason is read for the primary phase only). Those at
+    `reads_only` (consulted by the reason's field reads alone) are finished by `codegen.finish_read`. An
     expression the generated code does not answer raises `_NotAnswered`."""
     for position in positions:
         if position < 0 or found[position] is not None:
             continue
         function = functions[position]
-        outputs = BAIL if function is None else function(obj, memo)
+        if function is None:
+            raise _NotAnswered
+        outputs = function(obj, memo, finish_read) if position in reads_only else function(obj, memo)
         if outputs is BAIL:
             raise _NotAnswered
         found[position] = outputs

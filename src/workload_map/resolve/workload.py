@@ -358,9 +358,18 @@ def _check_gvk(definition: Karta, actual: GVK | None) -> None:
 
 
 def _check_definition(definition: Karta) -> None:
+    global _CLEAN
+    if definition is _CLEAN:
+        return
     findings = _validation_errors(definition)
     if findings:
         raise InvalidDefinitionError(definition.name, findings)
+    _CLEAN = definition
+
+
+# The definition that passed `_check_definition` last: a run of workloads of one definition (a `get` of one type, a
+# benchmark) skips the validation cache's lock and LRU update (frozen: the same object validates the same).
+_CLEAN: Karta | None = None
 
 
 # id(definition) -> (definition, its error findings), least recently used first. Holding the definition keeps its
