@@ -393,3 +393,17 @@ def test_the_stored_form_keeps_tuples_lists_dicts_and_scalars_apart() -> None:
         precompiled._stored({"a": {1}})
     with pytest.raises(TypeError):
         precompiled._stored({1: "a"})
+
+
+@pytest.mark.parametrize("size", [0, 1, 5, 65_536, 65_537, 200_000])
+def test_read_file_gives_the_whole_file(tmp_path: Path, size: int) -> None:
+    path = tmp_path / "data"
+    path.write_bytes(bytes(range(256)) * (size // 256) + bytes(size % 256))
+    assert precompiled.read_file(str(path)) == path.read_bytes()
+
+
+def test_read_file_reads_a_file_whose_size_says_nothing() -> None:
+    status = Path("/proc/self/status")
+    if not status.exists():
+        pytest.skip("no /proc")
+    assert precompiled.read_file(str(status)).startswith(b"Name:")  # st_size 0, yet it has content
