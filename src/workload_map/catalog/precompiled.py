@@ -336,7 +336,7 @@ def read_file(path: str) -> bytes:
     read itself for the 50-odd small files every start hashes (~0.3 ms; issue 19). The first read asks for the size
     `fstat` gives and one byte more: a read of a fixed large size makes a buffer that large and then shrinks it,
     ~20,000 instructions a file, 1.2 million for the 1 MB blob."""
-    handle = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    handle = os.open(path, _READ_FLAGS)
     try:
         size = os.fstat(handle).st_size
         chunks = [os.read(handle, size + 1)]
@@ -351,6 +351,7 @@ def read_file(path: str) -> bytes:
 
 
 _CHUNK = 1 << 16
+_READ_FLAGS: Final = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
 def expression_trees(kartas: Sequence[Karta]) -> dict[str, bytes]:

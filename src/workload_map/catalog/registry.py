@@ -57,7 +57,8 @@ def _builtin_files() -> list[tuple[str, bytes]]:
     directory = _definitions_dir()
     if isinstance(directory, str):
         names = sorted(name for name in os.listdir(directory) if _is_definition(name))
-        return [(name, precompiled.read_file(os.path.join(directory, name))) for name in names]
+        prefix = os.path.join(directory, "")  # joined once: os.path.join is ~7,000 instructions a call (issue 19)
+        return [(name, precompiled.read_file(prefix + name)) for name in names]
     entries = sorted((entry for entry in directory.iterdir() if _is_definition(entry.name)), key=lambda e: e.name)
     return [(entry.name, entry.read_bytes()) for entry in entries]
 
