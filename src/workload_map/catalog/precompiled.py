@@ -57,7 +57,7 @@ except ImportError:  # pragma: no cover - an interpreter built without it
     from hashlib import blake2b
 
 # Bump when the blob's layout changes in a way the key does not already cover.
-_FORMAT = b"wmap-catalog-5"
+_FORMAT = b"wmap-catalog-6"
 # what a definition is known by before it is decoded: its name and root GVK (stored as group, version and kind)
 Head = tuple[str, GVK | None]
 _StoredHead = tuple[str, tuple[str, str, str] | None]
@@ -279,11 +279,11 @@ def _heads(kartas: Sequence[Karta]) -> tuple[Head, ...]:
 
 
 # --- a definition's stored form ---------------------------------------------------------------------------------
-# A definition is stored as its construction: a model Struct as the extension [class name, its field values in
-# `__struct_fields__` order], a tuple as the extension of its items, lists, string-keyed dicts and scalars as
-# msgpack's own. Decoding calls the model's classes with the values they were built with, so no typed decoder is
-# made: msgspec's `Decoder(Karta)` reads the annotations of the model's ~30 classes first, ~5 million instructions
-# of every `describe -f` (issue 19). The key covers the model types' source, so the classes are the ones written.
+# A definition is stored as its construction: a model Struct as the extension [class name, {field: value}], a
+# tuple as the extension of its items, lists, string-keyed dicts and scalars as msgpack's own. Decoding calls the
+# model's classes with the values they were built with, so no typed decoder is made: msgspec's `Decoder(Karta)`
+# reads the annotations of the model's ~30 classes first, ~5 million instructions of every `describe -f` (issue
+# 19). The key covers the model types' source, so the classes are the ones written.
 _STRUCT: Final = 1
 _TUPLE: Final = 2
 _SCALARS: Final = (str, int, float, bool, type(None))
@@ -301,8 +301,8 @@ def _stored(value: Any) -> Any:
     if kind is dict and all(type(key) is str for key in value):
         return {key: _stored(item) for key, item in value.items()}
     if isinstance(value, msgspec.Struct) and kind.__module__ == types.__name__:
-        fields = [kind.__name__, *(_stored(getattr(value, name)) for name in kind.__struct_fields__)]
-        return msgspec.msgpack.Ext(_STRUCT, _ENCODER.encode(fields))
+        fields = {name: _stored(getattr(value, name)) for name in kind.__struct_fields__}
+        return msgspec.msgpack.Ext(_STRUCT, _ENCODER.encode((kind.__name__, fields)))
     raise TypeError(f"a {kind.__name__} has no stored form")
 
 
@@ -312,9 +312,8 @@ def _revive(code: int, data: memoryview) -> Any:
         return tuple(_BODY.decode(data))
     if code != _STRUCT:
         raise ValueError(f"no stored form has the extension code {code}")
-    name, *values = _BODY.decode(data)
-    kind = _model_classes()[name]
-    return kind(**dict(zip(kind.__struct_fields__, values, strict=True)))
+    name, fields = _BODY.decode(data)
+    return _model_classes()[name](**fields)
 
 
 _BODY = msgspec.msgpack.Decoder(ext_hook=_revive)
