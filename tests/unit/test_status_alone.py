@@ -213,33 +213,41 @@ def _read(read: Any) -> Any:
 
 @pytest.mark.parametrize("karta", DEFINITIONS, ids=[karta.name for karta in DEFINITIONS])
 def test_workload_status_read_without_a_resolution_is_the_resolutions(karta: Karta) -> None:
-    """`Workload.status` read first (no `Resolution` made: `Workload._status_alone`) gives what the strict
-    component getter of a resolution gives, the same value or the same error, for every definition, object and
-    variant; read again it gives the same object (or raises the same error object); a resolution made after it
-    reads an equal status, and once one is made `Workload.status` is the resolution's."""
+    """`Workload.status` and the root's `Component.status` read first (no `Resolution` made: `Session.status`) give
+    what the strict component getter of a resolution gives, the same value or the same error, for every definition,
+    object and variant; read again they give the same object (or raise the same error object); a resolution made
+    after them reads an equal status, and once one is made both are the resolution's."""
 
     def make(item: dict[str, Any], from_json: bool) -> Workload:
         return Workload(karta, copy.deepcopy(item), validate=False, check_gvk=False, from_json=from_json)
+
+    def resolved_first(item: dict[str, Any], from_json: bool) -> Any:
+        workload = make(item, from_json)
+        workload.resolve()
+        return workload.root.status
 
     for name, obj in OBJECTS:
         for variant, item, from_json in _variants(obj):
             alone = make(item, from_json)
             first = _read(lambda alone=alone: alone.status)
             assert alone._session.made_resolution is None, (name, variant)  # the path this test is about
-            expected = _read(lambda item=item, from_json=from_json: make(item, from_json).root.status)
+            expected = _read(lambda item=item, from_json=from_json: resolved_first(item, from_json))
             assert first == expected, (name, variant)
+            assert _read(lambda alone=alone: alone.root.status) == first, (name, variant)
+            assert alone._session.made_resolution is None, (name, variant)  # the root's getter made none either
+            read: Any = None
             try:
-                again = alone.status
+                read = alone.status
             except ResolveError as error:
                 with pytest.raises(ResolveError) as raised:
-                    _ = alone.status
+                    _ = alone.root.status
                 assert raised.value is error, (name, variant)
             else:
-                assert alone.status is again, (name, variant)
+                assert alone.status is read and alone.root.status is read, (name, variant)
             resolution = alone.resolve()
             assert _read(lambda alone=alone: alone.root.status) == first, (name, variant)
             if first[0] == "status":
-                assert resolution.status == alone._status_read[1], (name, variant)  # type: ignore[index]
+                assert resolution.status == read, (name, variant)
                 assert alone.status is resolution.status, (name, variant)
 
 

@@ -21,7 +21,6 @@ from workload_map.resolve.resolution import (
     PART_METADATA,
     PART_SCALES,
     PART_SPECS,
-    PART_STATUS,
     PART_TEMPLATES,
     ResolvedComponent,
     ResolvedInstance,
@@ -136,8 +135,7 @@ class Component:
     @property
     def status(self) -> WorkloadStatus | None:
         """The status this component's `statusDefinition` reads (in practice only the root has one)."""
-        found: WorkloadStatus | None = self.resolved.strict(PART_STATUS)
-        return found
+        return self._session.status(self.name)  # without a `Resolution` when none is made yet
 
     @property
     def instances(self) -> dict[str, ResolvedInstance]:

@@ -13,11 +13,13 @@ from typing import Any
 
 from workload_map.jq import EvaluationPolicy, JqError
 from workload_map.jq.writeback import PathError, path_text, set_paths
+from workload_map.resolve import extract
 from workload_map.resolve._json import NotJSONError, get_path, in_document_form, is_empty, jq_json, json_copy
-from workload_map.resolve.errors import UpdateError
+from workload_map.resolve.errors import ExtractionError, UpdateError
 from workload_map.resolve.resolution import Resolution
+from workload_map.resolve.results import WorkloadStatus
 from workload_map.resolve.snapshot import Snapshot
-from workload_map.resolve.structure import Structure
+from workload_map.resolve.structure import PART_STATUS, Structure
 
 
 class Session:
@@ -42,6 +44,8 @@ class Session:
         self.writes = 0
         self._snapshot = Snapshot(obj, structure.plan_groups, policy, shared=shared, identity_plain=identity_plain)
         self._resolution: Resolution | None = None
+        # a status read without a resolution, by component: (snapshot, status, its errors) of the snapshot it read
+        self._status_reads: dict[str, tuple[Snapshot, WorkloadStatus | None, tuple[ExtractionError, ...]]] = {}
 
     @property
     def obj(self) -> dict[str, Any]:
@@ -65,6 +69,25 @@ class Session:
         if found is None:
             found = self._resolution = Resolution(self.structure, self._snapshot, related=self.related)
         return found
+
+    def status(self, component: str) -> WorkloadStatus | None:
+        """The status part of `component` as the resolution reads it, strictly (its first error raised), without
+        making a `Resolution` when none was made yet: its `ResolvedComponent`s and `ObjectRef` are a fifth of reading
+        the status alone (issue 19: `wmap get`, informer views). Once per snapshot; a resolution made later reads its
+        own, equal, status."""
+        resolution = self._resolution
+        if resolution is not None:
+            found_status: WorkloadStatus | None = resolution.components[component].strict(PART_STATUS)
+            return found_status
+        snapshot = self._snapshot
+        found = self._status_reads.get(component)
+        if found is None or found[0] is not snapshot:
+            errors: list[ExtractionError] = []
+            status = extract.status(snapshot, self.structure.slots[component].definition, errors.append)
+            found = self._status_reads[component] = (snapshot, status, tuple(errors))
+        if found[2]:
+            raise found[2][0]
+        return found[1]
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:

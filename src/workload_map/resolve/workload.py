@@ -11,7 +11,6 @@ from workload_map.errors import ArgumentTypeError
 from workload_map.jq import INPROCESS, EvaluationPolicy
 from workload_map.model import GVK, Karta
 from workload_map.model.validated import is_validated
-from workload_map.resolve import extract
 from workload_map.resolve._json import NotJSONError, fast_copy, json_copy, merge_patch, plain_identity, shareable
 from workload_map.resolve.component import Component
 from workload_map.resolve.errors import (
@@ -22,10 +21,9 @@ from workload_map.resolve.errors import (
     InvalidObjectError,
     SuspendNotSupported,
 )
-from workload_map.resolve.resolution import PART_STATUS, Resolution
+from workload_map.resolve.resolution import Resolution
 from workload_map.resolve.results import ObjectRef, WorkloadStatus
 from workload_map.resolve.session import Session
-from workload_map.resolve.snapshot import Snapshot
 from workload_map.resolve.structure import structure_of
 
 if TYPE_CHECKING:
@@ -110,8 +108,6 @@ class Workload:
         )
         self._root = structure.root
         self._built: dict[str, Component] | None = None  # the components, made on first use (`.status` needs none)
-        # `.status` read without a resolution: (snapshot, status, its errors), for the snapshot it was read from
-        self._status_read: tuple[Snapshot, WorkloadStatus | None, tuple[ExtractionError, ...]] | None = None
 
     @property
     def _components(self) -> dict[str, Component]:
@@ -172,30 +168,12 @@ class Workload:
     @property
     def status(self) -> WorkloadStatus:
         """The root's status: primary `phase`, all matched `phases`, `raw_phase`, `conditions`."""
-        session = self._session
-        resolution = session.made_resolution
-        if resolution is not None:  # what `self.root.status` reads (`Component.status`), the components unmade
-            status: WorkloadStatus | None = resolution.components[self._root].strict(PART_STATUS)
-        else:
-            status = self._status_alone(session.snapshot)
+        status = self._session.status(self._root)  # what `self.root.status` reads, the components unmade
         if status is None:
             raise ExtractionError(
                 self._root, "statusDefinition", "the root component has no statusDefinition; add one to read status"
             )
         return status
-
-    def _status_alone(self, snapshot: Snapshot) -> WorkloadStatus | None:
-        """The root's status part as the resolution reads it (`extract.status`, leniently, the first error raised)
-        without making a `Resolution`, its `ResolvedComponent`s and `ObjectRef` (a fifth of reading the status
-        alone, issue 19); once per snapshot. A resolution made later reads its own, equal, status."""
-        found = self._status_read
-        if found is None or found[0] is not snapshot:
-            errors: list[ExtractionError] = []
-            status = extract.status(snapshot, self._session.structure.slots[self._root].definition, errors.append)
-            found = self._status_read = (snapshot, status, tuple(errors))
-        if found[2]:
-            raise found[2][0]
-        return found[1]
 
     # --- lenient resolution ------------------------------------------------------------------------------------
 
