@@ -2381,12 +2381,13 @@ def compile_closure(expr: str) -> Closure | None:
     try:
         code = _compile_tree(tree)
         nests = _builds_nesting(tree)
-        non_finite = _may_make_non_finite(tree)
     except (_DeclineError, RecursionError):
         return None
     one, gen = code.one, code.gen
+    non_finite: bool | None = None  # `_may_make_non_finite`, worked out at the first container output (start-up)
 
     def run(value: Any, max_results: int) -> list[Any]:
+        nonlocal non_finite
         env: Env = {_STEPS: [STEP_BUDGET]}
         try:
             if one is not None:
@@ -2410,6 +2411,8 @@ def compile_closure(expr: str) -> Closure | None:
             raise JqLimitError(expr, f"query results exceed the allowed number {max_results}")
         if nests and any(_nested_past(out, MAX_DEPTH) for out in outputs):
             raise InProcessStopError(expr, f"an output is nested more than {MAX_DEPTH} levels deep")
+        if non_finite is None and any(type(out) is list or type(out) is dict for out in outputs):
+            non_finite = _may_make_non_finite(tree)
         if non_finite:
             return [_output(_finite_inside(out)) for out in outputs]
         return [_output(out) for out in outputs]
