@@ -9,7 +9,7 @@ wherever no read fails (then `extract_status` runs and gives the errors).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from workload_map._regex import LazyPattern
 from workload_map.errors import ArgumentTypeError
@@ -199,19 +199,27 @@ def _matched_statuses(
 _Plan = tuple[tuple[str, tuple[tuple[int, StatusMatcher, str], ...]], ...]
 _PLANS: dict[int, tuple[StatusMappings, _Plan]] = {}
 PLANS_MAX = 1024
+_Key = TypeVar("_Key")
+_Made = TypeVar("_Made")
+
+
+def per_object(cache: dict[int, tuple[_Key, _Made]], key: _Key, make: Callable[[_Key], _Made]) -> _Made:
+    """`make(key)` once per `key` object (a frozen definition part): keyed by identity, the entry holding the object
+    so its id is not reused; the cache is emptied when it holds PLANS_MAX entries."""
+    found = cache.get(id(key))
+    if found is not None and found[0] is key:
+        return found[1]
+    made = make(key)
+    if len(cache) >= PLANS_MAX:
+        cache.clear()
+    cache[id(key)] = (key, made)
+    return made
 
 
 def matcher_plan(mappings: StatusMappings) -> _Plan:
-    """Each status with its matchers and their field paths, in evaluation order: once per mappings object (frozen;
-    keyed by identity, the entry holding the object so its id is not reused), not per workload."""
-    found = _PLANS.get(id(mappings))
-    if found is not None and found[0] is mappings:
-        return found[1]
-    plan = _build_plan(mappings)
-    if len(_PLANS) >= PLANS_MAX:
-        _PLANS.clear()
-    _PLANS[id(mappings)] = (mappings, plan)
-    return plan
+    """Each status with its matchers and their field paths, in evaluation order: once per mappings object, not per
+    workload."""
+    return per_object(_PLANS, mappings, _build_plan)
 
 
 def _build_plan(mappings: StatusMappings) -> _Plan:

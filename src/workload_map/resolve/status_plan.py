@@ -19,7 +19,7 @@ from workload_map.model import PRIMARY_PHASE_PRECEDENCE, UNDEFINED, StatusDefini
 from workload_map.resolve._json import jq_tostring
 from workload_map.resolve.reasons import MESSAGE_EXPRESSION, NO_STATUS_EXPRESSION, field_reads
 from workload_map.resolve.results import Condition, WorkloadStatus
-from workload_map.resolve.status import PLANS_MAX, condition_text, field_name, matcher_plan
+from workload_map.resolve.status import condition_text, field_name, matcher_plan, per_object
 
 
 class Results(Protocol):
@@ -341,16 +341,8 @@ _STATUS_PLANS: dict[int, tuple[StatusDefinition, StatusPlan]] = {}
 
 
 def status_plan(definition: StatusDefinition) -> StatusPlan:
-    """The plan of a status definition, once per definition object (frozen; keyed by identity, the entry holding
-    the object so its id is not reused)."""
-    found = _STATUS_PLANS.get(id(definition))
-    if found is not None and found[0] is definition:
-        return found[1]
-    plan = StatusPlan(definition)
-    if len(_STATUS_PLANS) >= PLANS_MAX:
-        _STATUS_PLANS.clear()
-    _STATUS_PLANS[id(definition)] = (definition, plan)
-    return plan
+    """The plan of a status definition, once per definition object."""
+    return per_object(_STATUS_PLANS, definition, StatusPlan)
 
 
 Functions = tuple[Callable[..., Any] | None, ...]
