@@ -327,7 +327,7 @@ def test_the_generated_matching_holds_no_text_of_the_definitions() -> None:
     )
 )
 def test_a_reasons_list_is_written_as_jq_tostring_writes_it(items: list[Any]) -> None:
-    assert status_plan._list_text(items) == _json.jq_tostring(items)
+    assert status.list_text(items) == _json.jq_tostring(items)
 
 
 def test_only_small_subtrees_are_shared_and_a_deep_batch_still_agrees() -> None:

@@ -331,15 +331,36 @@ def field_name(path: str) -> str:
 def _expression_facts(expression: str, outputs: Outputs, source: str) -> list[str]:
     facts: list[str] = []
     for name, path in field_reads(expression):
-        value = _read(outputs, path, source)
-        if isinstance(value, list):
-            if value and all(isinstance(item, (str, int, float, bool)) for item in value):
-                facts.append(f"{name} {jq_tostring(value)}")
-        elif isinstance(value, bool):
-            facts.append(f"{name} {'true' if value else 'false'}")
-        elif isinstance(value, (str, int, float)) and value != "":
-            facts.append(f"{name} {jq_tostring(value)}")
+        fact = read_fact(name, _read(outputs, path, source))
+        if fact:
+            facts.append(fact)
     return facts
+
+
+def read_fact(name: str, value: Any) -> str | None:
+    """The reason's fact for a field read (`replicas [1,2]`, `suspended true`, `phase Running`): a non-empty list
+    of scalars, a boolean, a number or a non-empty string; None for anything else (a reason never fails)."""
+    if isinstance(value, list):
+        if value and all(isinstance(item, (str, int, float, bool)) for item in value):
+            return f"{name} {list_text(value)}"
+        return None
+    if isinstance(value, bool):
+        return f"{name} {'true' if value else 'false'}"
+    if isinstance(value, (str, int, float)) and value != "":
+        return f"{name} {jq_tostring(value)}"
+    return None
+
+
+def list_text(items: list[Any]) -> str:
+    """`jq_tostring` of a list of scalars: written out for safe ints (`[1,2,3,4]`, a replica list), which
+    `jq_json` prints as `str` does; anything else through `jq_tostring`."""
+    for item in items:
+        if type(item) is not int or not -_SAFE_INT <= item <= _SAFE_INT:
+            return jq_tostring(items)
+    return "[" + ",".join(map(str, items)) + "]"
+
+
+_SAFE_INT = 2**53
 
 
 def _status_message(outputs: Outputs, source: str) -> str:

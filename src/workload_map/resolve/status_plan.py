@@ -19,7 +19,7 @@ from workload_map.model import PRIMARY_PHASE_PRECEDENCE, UNDEFINED, StatusDefini
 from workload_map.resolve._json import jq_tostring
 from workload_map.resolve.reasons import MESSAGE_EXPRESSION, NO_STATUS_EXPRESSION, field_reads
 from workload_map.resolve.results import Condition, WorkloadStatus
-from workload_map.resolve.status import condition_text, field_name, matcher_plan, per_object
+from workload_map.resolve.status import condition_text, field_name, matcher_plan, per_object, read_fact
 
 
 class Results(Protocol):
@@ -282,14 +282,9 @@ class StatusPlan:
                 facts.append(condition_text(condition))
                 message = message or (condition.message if condition.status == "True" else "")
             for name, position in hit.reads:
-                value = _first(results[position])
-                if isinstance(value, list):
-                    if value and all(isinstance(item, (str, int, float, bool)) for item in value):
-                        facts.append(f"{name} {_list_text(value)}")
-                elif isinstance(value, bool):
-                    facts.append(f"{name} {'true' if value else 'false'}")
-                elif isinstance(value, (str, int, float)) and value != "":
-                    facts.append(f"{name} {jq_tostring(value)}")
+                fact = read_fact(name, _first(results[position]))
+                if fact:
+                    facts.append(fact)
         if not message:
             if need is not None:
                 need(self.message)
@@ -306,18 +301,6 @@ class StatusPlan:
         if message:
             text = f"{text}: {message}" if text else message
         return text or None
-
-
-def _list_text(items: list[Any]) -> str:
-    """`jq_tostring` of a list of scalars: written out for safe ints (`[1,2,3,4]`, a replica list), which
-    `jq_json` prints as `str` does; anything else through `jq_tostring`."""
-    for item in items:
-        if type(item) is not int or not -_SAFE_INT <= item <= _SAFE_INT:
-            return jq_tostring(items)
-    return "[" + ",".join(map(str, items)) + "]"
-
-
-_SAFE_INT = 2**53
 
 
 def _conditions_hold(expected: tuple[tuple[str, str | None, str | None], ...], by_type: dict[str, Condition]) -> bool:
