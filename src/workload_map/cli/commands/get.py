@@ -13,6 +13,7 @@ or the bare item for `TYPE NAME`. See docs/live.md.
 
 from __future__ import annotations
 
+import datetime
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,11 +51,11 @@ from workload_map.cli.render.templated import TEMPLATED, JSONPathError, Template
 from workload_map.cli.render.text import (
     PHASE_STYLES,
     Cell,
-    align,
     align_with_notes,
     seg,
     shown_text,
     write_lines,
+    write_table,
 )
 from workload_map.cli.safe import safe_text
 from workload_map.cli.views import view_of
@@ -360,16 +361,32 @@ def table_headers(*, wide: bool, namespaces: bool, types: bool) -> list[str]:
 def render_table(rows: Sequence[Row], *, wide: bool, namespaces: bool, types: bool, headers_row: bool = True) -> None:
     headers = table_headers(wide=wide, namespaces=namespaces, types=types)
     table: list[list[Cell]] = [[seg(title, "heading") for title in headers]] if headers_row else []
-    table += [row_cells(row, wide=wide, namespaces=namespaces, types=types) for row in rows]
+    ages = Ages()
+    table += [row_cells(row, wide=wide, namespaces=namespaces, types=types, ages=ages) for row in rows]
     out = state().stdout
     fitted, left_out = fit_terminal(table, headers)
-    write_lines(align(fitted, padding=3, min_width=6), out, color=state().color(out))
+    write_table(fitted, out, color=state().color(out), padding=3, min_width=6)
     if left_out:  # after the table, as warnings are, so it stays on screen below what it explains
         state().note(left_out)
 
 
-def row_cells(row: Row, *, wide: bool, namespaces: bool, types: bool) -> list[Cell]:
-    """One row's cells, in the order of `table_headers`."""
+class Ages:
+    """The AGE cells of one table: the clock read once, each creationTimestamp's age worked out once (a LIST
+    made by one apply holds a few distinct seconds among thousands of rows)."""
+
+    def __init__(self) -> None:
+        self._now = datetime.datetime.now(datetime.timezone.utc)
+        self._shown: dict[str | None, str] = {}
+
+    def of(self, timestamp: str | None) -> str:
+        shown = self._shown.get(timestamp)
+        if shown is None:
+            shown = self._shown[timestamp] = age(timestamp, self._now)
+        return shown
+
+
+def row_cells(row: Row, *, wide: bool, namespaces: bool, types: bool, ages: Ages | None = None) -> list[Cell]:
+    """One row's cells, in the order of `table_headers` (the AGE from `ages` when given, else from the clock now)."""
     phase_cell: Cell = []
     for index, phase in enumerate(row.phases):
         if index:
@@ -380,7 +397,7 @@ def row_cells(row: Row, *, wide: bool, namespaces: bool, types: bool) -> list[Ce
         cells.append(seg(row.namespace or "<none>"))
     if types:
         cells.append(seg(row.type_label))
-    cells += [phase_cell, seg(age(row.created_at))]
+    cells += [phase_cell, seg(ages.of(row.created_at) if ages is not None else age(row.created_at))]
     if wide:
         view = row.view
         cells += [
@@ -451,7 +468,7 @@ def write_templated(rows: Sequence[Row], printer: TemplatedFormat, *, bare: bool
     ]
     if not headers_row:
         table = table[1:]
-    write_lines(align(fit_terminal(table, ())[0], padding=3), out, color=state().color(out))
+    write_table(fit_terminal(table, ())[0], out, color=state().color(out), padding=3)
 
 
 def _envelope(rows: Sequence[Row]) -> dict[str, Any]:
@@ -808,6 +825,7 @@ def _render_many(
     headers = ["CLUSTER", *table_headers(wide=wide, namespaces=namespaces, types=types)]
     table: list[list[Cell]] = [[seg(title, "heading") for title in headers]] if headers_row else []
     notes: dict[int, Cell] = {}  # a cluster that could not be read: its row's message, not a column's width
+    ages = Ages()
     for answer in answers:
         cluster = seg(safe_text(answer.context))
         if answer.error is not None:
@@ -815,7 +833,8 @@ def _render_many(
             table.append([cluster, *([seg("")] * (len(headers) - 1))])  # as wide as the others: fit_terminal
             continue
         table += [
-            [cluster, *row_cells(row, wide=wide, namespaces=namespaces, types=types)] for row in answer.value or []
+            [cluster, *row_cells(row, wide=wide, namespaces=namespaces, types=types, ages=ages)]
+            for row in answer.value or []
         ]
     fitted, left_out = fit_terminal(table, headers)
     line_width = state().width(out) if _on_terminal(out) else None  # the whole message is a warning on stderr

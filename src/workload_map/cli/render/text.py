@@ -8,6 +8,7 @@ to a terminal, through rich (imported then, and only then).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import zip_longest
 from typing import IO
 
 from workload_map.cli.safe import LINE_LIMIT, safe_text
@@ -126,6 +127,47 @@ def safe_line(line: Line, limit: int = LINE_LIMIT) -> Line:
         used += len(text)
         out.append((safe_text(text, None), style))
     return out
+
+
+def write_table(
+    rows: Sequence[Sequence[Cell]], stream: IO[str], *, color: bool, padding: int = 3, min_width: int = 0
+) -> None:
+    """`write_lines(align(rows, padding, min_width), stream, color=color)`, character for character. Without
+    colour (a pipe, a file: `wmap get` of thousands of rows) each cell's text is made once and each line joined
+    from it, instead of a segment list per line taken apart again by `safe_line` (~100,000 instructions a row of
+    `get`'s table, issue 19); a line past `LINE_LIMIT` is cut by `safe_line` itself."""
+    if color or not rows:
+        write_lines(align(rows, padding=padding, min_width=min_width), stream, color=color)
+        return
+    texts = [[cell[0][0] if len(cell) == 1 else plain(cell) for cell in row] for row in rows]
+    shown = [[text if text.isprintable() else safe_text(text, None) for text in row] for row in texts]
+    spans = [max(max(map(len, column)) + padding, min_width) for column in zip_longest(*shown, fillvalue="")]
+    out: list[str] = []
+    for number, row_texts in enumerate(texts):
+        last = len(row_texts) - 1  # the last non-empty cell ends the line (no padding after it), as in `align`
+        while last >= 0 and not row_texts[last]:
+            last -= 1
+        row_shown = shown[number]
+        parts: list[str] = []
+        used = 0  # the line's length before escapes: what `safe_line`'s limit counts
+        for index in range(last):
+            text = row_shown[index]
+            pad = spans[index] - len(text)
+            parts += (text, " " * pad)
+            used += len(row_texts[index]) + pad
+        if last >= 0:
+            parts.append(row_shown[last])
+            used += len(row_texts[last])
+        if used > LINE_LIMIT:
+            line: Line = []
+            for index, cell in enumerate(rows[number][: last + 1]):
+                line.extend(cell)
+                if index < last:
+                    line.append((" " * (spans[index] - len(row_shown[index])), ""))
+            out.append(plain(safe_line(line)).rstrip() + "\n")
+        else:
+            out.append("".join(parts).rstrip() + "\n")
+    stream.write("".join(out))
 
 
 def write_lines(lines: Iterable[Line], stream: IO[str], *, color: bool) -> None:
