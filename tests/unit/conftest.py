@@ -24,13 +24,13 @@ def wmap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Wmap:
 
 @pytest.fixture(scope="module")
 def generated_from_the_first_object() -> Iterator[None]:
-    """The generated jq programs run from a batch's first evaluation on (`codegen.GENERATE_AFTER` 0), so every
+    """The generated jq programs run from a batch's first evaluation on (`generated.GENERATE_AFTER` 0), so every
     object a test gives is read by the generated code, not only the second one of each definition."""
-    from workload_map.jq import codegen
+    from workload_map.jq import generated
 
-    before = codegen.GENERATE_AFTER
-    codegen.GENERATE_AFTER = 0
+    before = generated.GENERATE_AFTER
+    generated.GENERATE_AFTER = 0
     try:
         yield
     finally:
-        codegen.GENERATE_AFTER = before
+        generated.GENERATE_AFTER = before

@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workload_map.catalog import builtin_definitions
-from workload_map.jq import Document, EvaluationPolicy, JqError, codegen
+from workload_map.jq import Document, EvaluationPolicy, JqError, codegen, generated
 from workload_map.model import Karta
 from workload_map.resolve import Workload, _json, extract, snapshot
 from workload_map.resolve.structure import structure_of
@@ -130,7 +130,7 @@ def _current(document: Document, exprs: tuple[str, ...]) -> list[Any]:
 
 def _agree(obj: Any, exprs: tuple[str, ...]) -> None:
     expected = _current(Document(copy.deepcopy(obj)), exprs)
-    got = codegen.evaluate_batch(Document(obj), exprs)
+    got = generated.evaluate_batch(Document(obj), exprs)
     for expr, mine, theirs in zip(exprs, got, expected, strict=True):
         assert _strict(mine) == _strict(theirs), expr
 
@@ -390,14 +390,14 @@ def test_past_its_step_count_the_generated_code_hands_the_expression_back() -> N
     program = codegen.batch_program((expr,))
     assert program.covered == (True,)
     assert program.run(obj) == [codegen.BAIL]
-    assert codegen.evaluate_batch(Document(obj), (expr,)) == Document(obj).evaluate_many([expr]) == [[160000]]
+    assert generated.evaluate_batch(Document(obj), (expr,)) == Document(obj).evaluate_many([expr]) == [[160000]]
 
 
 def test_past_the_output_cap_the_current_path_gives_its_error() -> None:
     expr = ".items[] | .n"
     obj = {"items": [{"n": index} for index in range(5000)]}
     assert codegen.batch_program((expr,)).run(obj) == [codegen.BAIL]
-    got = codegen.evaluate_batch(Document(obj), (expr,))[0]
+    got = generated.evaluate_batch(Document(obj), (expr,))[0]
     assert isinstance(got, JqError)
     assert _strict(got) == _strict(Document(obj).evaluate_many([expr])[0])
 
@@ -412,9 +412,9 @@ def test_a_worker_policy_or_a_refusing_recorder_never_runs_generated_code(monkey
 
     obj = {"a": 1, "b": 2}
     worker = EvaluationPolicy("worker")
-    assert codegen.evaluate_batch(Document(obj, policy=worker), (".a",)) == [[1]]
+    assert generated.evaluate_batch(Document(obj, policy=worker), (".a",)) == [[1]]
     refusing = EvaluationPolicy(stops=Refuses())
-    assert codegen.evaluate_batch(Document(obj, policy=refusing), (".a", ".b"))[0] == [1]
+    assert generated.evaluate_batch(Document(obj, policy=refusing), (".a", ".b"))[0] == [1]
     assert calls == []
 
 
@@ -436,7 +436,7 @@ def test_a_block_python_refuses_is_left_out_and_the_rest_of_its_batch_still_gene
     for _ in range(30):
         nested = [nested]
     assert program.run({"a": 2}) == [codegen.BAIL, [2]]
-    assert codegen.evaluate_batch(Document(nested), (deep,)) == Document(nested).evaluate_many([deep]) == [[[1]]]
+    assert generated.evaluate_batch(Document(nested), (deep,)) == Document(nested).evaluate_many([deep]) == [[[1]]]
 
 
 def test_a_batch_is_generated_only_from_its_second_evaluation_in_a_process(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -448,21 +448,21 @@ def test_a_batch_is_generated_only_from_its_second_evaluation_in_a_process(monke
         return real(exprs)
 
     monkeypatch.setattr(codegen, "batch_program", recording)
-    monkeypatch.setattr(codegen, "GENERATE_AFTER", 1)
-    monkeypatch.setattr(codegen, "_seen", {})
+    monkeypatch.setattr(generated, "GENERATE_AFTER", 1)
+    monkeypatch.setattr(generated, "_seen", {})
     batch = (".spec.replicas", '.status.conditions[]? | select(.type == "Ready") | .status')
     objects = [
         {"spec": {"replicas": n}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}} for n in (1, 2, 3)
     ]
-    results = [codegen.evaluate_batch(Document(obj), batch) for obj in objects]
+    results = [generated.evaluate_batch(Document(obj), batch) for obj in objects]
     assert built == [batch, batch]  # not for the first object: it took the current path
     assert results == [Document(obj).evaluate_many(batch) for obj in objects] == [[[n], ["True"]] for n in (1, 2, 3)]
 
 
 def test_the_count_of_batches_seen_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(codegen, "GENERATE_AFTER", 1)
-    monkeypatch.setattr(codegen, "_seen", {})
-    for index in range(codegen._MAX_SEEN + 10):
-        assert not codegen._worth_generating((f".a{index}",))
-    assert len(codegen._seen) <= codegen._MAX_SEEN
-    assert codegen._worth_generating((f".a{codegen._MAX_SEEN + 9}",))
+    monkeypatch.setattr(generated, "GENERATE_AFTER", 1)
+    monkeypatch.setattr(generated, "_seen", {})
+    for index in range(generated._MAX_SEEN + 10):
+        assert not generated._worth_generating((f".a{index}",))
+    assert len(generated._seen) <= generated._MAX_SEEN
+    assert generated._worth_generating((f".a{generated._MAX_SEEN + 9}",))

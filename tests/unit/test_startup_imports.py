@@ -35,6 +35,7 @@ NOT_IN_DESCRIBE = (
     "workload_map.jq.safety",  # the static safety check is the validator's
     "workload_map.jq.worker",  # catalog expressions run in process
     "workload_map.jq.aio",
+    "workload_map.jq.codegen",  # one object per definition: no batch is evaluated twice, none is generated
     "workload_map.asyncio",
     "jq",  # the libjq binding: only for an expression the compiler leaves to libjq
     "subprocess",

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from tests.unit.test_codegen import DEFINITIONS, OBJECTS, SETTINGS, _leaves, _mutated, _relevant, _strict
 from tests.unit.test_status_alone import _variants
-from workload_map.jq import Document, EvaluationPolicy, JqError, codegen
+from workload_map.jq import Document, EvaluationPolicy, JqError, codegen, generated
 from workload_map.jq.policy import INPROCESS
 from workload_map.model import Karta
 from workload_map.resolve import Workload, _json, status, status_plan
@@ -160,7 +160,7 @@ def test_only_what_the_plan_consults_is_evaluated() -> None:
     definition = karta.root.status_definition
     assert definition is not None
     plan = status_plan.status_plan(definition)
-    functions = codegen.generated_functions(Document(obj), plan.expressions)
+    functions = generated.generated_functions(Document(obj), plan.expressions)
     assert functions is not None
     ran: list[int] = []
 
@@ -246,13 +246,13 @@ def test_no_generated_function_under_a_worker_policy_a_refusing_recorder_or_befo
             return None if expression != ".b" else JqError(expression, "refused")
 
     obj = {"a": 1, "b": 2}
-    assert codegen.generated_functions(Document(obj, policy=EvaluationPolicy("worker")), (".a",)) is None
-    assert codegen.generated_functions(Document(obj, policy=EvaluationPolicy(stops=Refuses())), (".a", ".b")) is None
-    monkeypatch.setattr(codegen, "GENERATE_AFTER", 1)
-    monkeypatch.setattr(codegen, "_seen", {})
-    assert codegen.generated_functions(Document(obj), (".a",)) is None  # the first evaluation: the current path
+    assert generated.generated_functions(Document(obj, policy=EvaluationPolicy("worker")), (".a",)) is None
+    assert generated.generated_functions(Document(obj, policy=EvaluationPolicy(stops=Refuses())), (".a", ".b")) is None
+    monkeypatch.setattr(generated, "GENERATE_AFTER", 1)
+    monkeypatch.setattr(generated, "_seen", {})
+    assert generated.generated_functions(Document(obj), (".a",)) is None  # the first evaluation: the current path
     assert built == []
-    functions = codegen.generated_functions(Document(obj), (".a",))
+    functions = generated.generated_functions(Document(obj), (".a",))
     assert built == [(".a",)]
     assert functions is not None and functions[0] is not None and functions[0](obj, {}) == [1]
 

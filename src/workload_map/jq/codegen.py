@@ -38,21 +38,21 @@ from typing import Any, Final, NamedTuple
 
 from workload_map.errors import WorkloadMapError
 from workload_map.jq import ast as A  # noqa: N812 - the node types, read as A.Index, A.Pipe, ...
-from workload_map.jq import convert, engine
+from workload_map.jq import engine
 from workload_map.jq.compiler import STEP_BUDGET, _ascii
-from workload_map.jq.document import Document
 from workload_map.jq.engine import MAX_RESULTS
 from workload_map.jq.errors import JqError
+from workload_map.jq.finish import BAIL, finish_read
+from workload_map.jq.finish import Bail as _Bail
+from workload_map.jq.finish import finish as _finish
 from workload_map.jq.parser import parse
 
 __all__ = [
     "BAIL",
     "BatchProgram",
     "batch_program",
-    "evaluate_batch",
     "expression_functions",
     "finish_read",
-    "generated_functions",
     "generated_source",
     "uncovered",
 ]
@@ -63,23 +63,8 @@ _MAX_LINES: Final = 2000  # generated lines per expression (branches copy their 
 Emit = Callable[[str, int], None]
 
 
-class _Bail(WorkloadMapError):  # noqa: N818 - not an error: "take the current path for this expression"
-    """The generated code met something only the current path answers exactly."""
-
-
 class _Decline(WorkloadMapError):  # noqa: N818
     """The expression has a construct the generator does not cover."""
-
-
-class _Bailed:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "BAIL"
-
-
-BAIL: Final = _Bailed()
-"""A generated program's result for an expression it could not answer (evaluate it the current way)."""
 
 
 # --- helpers the generated code calls --------------------------------------------------------------------------
@@ -140,56 +125,6 @@ def _extreme(values: Any, is_min: bool) -> Any:
         return None
     # equal keys are equal values here, so which of several equal elements is given does not show
     return min(values, key=_key) if is_min else max(values, key=_key)
-
-
-def _finish(outputs: list[Any]) -> list[Any]:
-    """The outputs as the current path gives them: scalars as they are, containers normalised (sorted keys,
-    integral floats as ints); anything the normalised form might read differently bails."""
-    for position, value in enumerate(outputs):
-        kind = type(value)
-        if kind is str or kind is bool or value is None:
-            continue
-        if kind is int:
-            if -_SAFE < value < _SAFE:
-                continue
-            raise _Bail
-        if kind is list and _numbers_only(value):
-            outputs[position] = list(value)  # what normalising gives, without the encode and decode
-            continue
-        if kind is list or kind is dict:
-            outputs[position] = convert.normalize(value)
-            continue
-        raise _Bail
-    return outputs
-
-
-def finish_read(outputs: list[Any]) -> list[Any]:
-    """`_finish` for a reader that ignores a first output which is a list holding an object or an array (the
-    status reason's field reads: such a value is no fact): that list is handed back as it is, not normalised,
-    once the encoder that normalising starts with takes it (then normalising it succeeds, and gives a list
-    holding containers again: an object stays an object, an array an array). Whatever that check refuses, and
-    every other output, is finished by `_finish`, so this raises exactly where `_finish` does."""
-    first = outputs[0] if outputs else None
-    if type(first) is list:
-        for item in first:  # a loop, not any(): a list of scalars (the usual case) costs a few type checks
-            kind = type(item)
-            if kind is dict or kind is list:
-                if convert.encodes(first):
-                    return [first, *_finish(outputs[1:])]
-                break
-    return _finish(outputs)
-
-
-def _numbers_only(items: list[Any]) -> bool:
-    """Whether every item is a safe int, a boolean or null (`[.spec.replicatedJobs[].replicas]`): normalised, such
-    a list is an equal list of the same items. Strings are left to `convert.normalize`, which decides what a string
-    JSON cannot carry (a lone surrogate) does."""
-    for item in items:
-        if item is None or item is True or item is False:
-            continue
-        if type(item) is not int or not -_SAFE < item < _SAFE:
-            return False
-    return True
 
 
 def _ascii_case(value: Any, upper: bool) -> str:
@@ -1045,28 +980,6 @@ class BatchProgram:
         self.functions: tuple[Callable[[Any, dict[int, Any]], Any] | None, ...] = namespace.get("F", ())
 
 
-GENERATE_AFTER = 1
-"""How many times a process evaluates a batch the current way before it generates the batch's program. Building
-and compiling a program costs about a hundred evaluations of it (4-8 ms for a definition's group), so a command
-that reads one object of a definition (`describe -f FILE`, `describe TYPE/NAME`) is faster without it, and one that
-reads many (`get`, the informer's views) generates it at the second object. Tests set it to 0."""
-
-_MAX_SEEN: Final = 4096
-_seen: dict[tuple[str, ...], int] = {}
-
-
-def _worth_generating(batch: tuple[str, ...]) -> bool:
-    """Whether this process evaluated `batch` the current way `GENERATE_AFTER` times already (if not, this call
-    is counted as one more)."""
-    count = _seen.get(batch, 0)
-    if count >= GENERATE_AFTER:
-        return True
-    if len(_seen) >= _MAX_SEEN:  # bounded: many user definitions may pass through a long-lived process
-        _seen.clear()
-    _seen[batch] = count + 1
-    return False
-
-
 @functools.lru_cache(maxsize=256)
 def batch_program(exprs: tuple[str, ...]) -> BatchProgram:
     """The generated program of a batch (built and compiled once per process per batch). Bounded: a program of a
@@ -1090,44 +1003,3 @@ def uncovered(exprs: Sequence[str]) -> list[str]:
     """The expressions of `exprs` the generator does not cover (they always take the current path)."""
     program = batch_program(tuple(exprs))
     return [expr for expr, covered in zip(program.exprs, program.covered, strict=True) if not covered]
-
-
-def generated_functions(
-    document: Document, exprs: tuple[str, ...]
-) -> tuple[Callable[[Any, dict[int, Any]], Any] | None, ...] | None:
-    """The per-expression generated functions of `exprs` for `document` (each called with the document's object
-    in place and one memo dict per evaluation: `f(document.obj, memo)`, outputs or `BAIL`), under the conditions
-    `evaluate_batch` runs generated code under; None when it would not (another policy, a refused expression, a
-    batch not yet evaluated `GENERATE_AFTER` times): then evaluate the batch with `evaluate_batch`."""
-    policy = document.policy
-    if policy.mode != "inprocess" or (
-        policy.stops is not None and any(policy.refusal(expr) is not None for expr in exprs)
-    ):
-        return None
-    if not _worth_generating((_LAZY, *exprs)):
-        return None
-    return expression_functions(exprs).functions
-
-
-_LAZY: Final = "\x00lazy"  # the counting key of a lazy batch: no jq expression starts with a NUL
-
-
-def evaluate_batch(document: Document, exprs: Sequence[str]) -> list[list[Any] | JqError]:
-    """`document.evaluate_many(exprs)` with the generated program: each expression it answers on the document's
-    object in place, the rest (not covered, bailed) through `evaluate_many`. The document's object must be plain
-    JSON as the resolve layer keeps it (a dict a decoder made, or one `_json.shareable` accepted, or a copy); under
-    a policy other than "inprocess", or one that refuses an expression, everything takes `evaluate_many`."""
-    policy = document.policy
-    batch = tuple(exprs)
-    if policy.mode != "inprocess" or (
-        policy.stops is not None and any(policy.refusal(expr) is not None for expr in batch)
-    ):
-        return document.evaluate_many(batch)
-    if not _worth_generating(batch):
-        return document.evaluate_many(batch)
-    found: list[Any] = batch_program(batch).run(document.obj)
-    rest = [index for index, result in enumerate(found) if result is BAIL]
-    if rest:
-        for index, result in zip(rest, document.evaluate_many([batch[i] for i in rest]), strict=True):
-            found[index] = result
-    return found

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from workload_map.jq import Document, EvaluationPolicy, JqError
-from workload_map.jq.codegen import evaluate_batch
 from workload_map.jq.engine import MAX_RESULTS
 from workload_map.jq.fastpath import NotPlainError, compile_fast_raw
+from workload_map.jq.generated import evaluate_batch
 from workload_map.resolve._json import json_copy, plain_identity
 from workload_map.resolve.errors import ExtractionError
 

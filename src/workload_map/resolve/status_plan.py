@@ -14,7 +14,8 @@ from typing import Any, NamedTuple, Protocol
 
 from workload_map.errors import WorkloadMapError
 from workload_map.jq import Document
-from workload_map.jq.codegen import BAIL, finish_read, generated_functions
+from workload_map.jq.finish import BAIL, finish_read
+from workload_map.jq.generated import generated_functions
 from workload_map.model import PRIMARY_PHASE_PRECEDENCE, UNDEFINED, StatusDefinition, StatusMatcher
 from workload_map.resolve._json import jq_tostring
 from workload_map.resolve.reasons import MESSAGE_EXPRESSION, NO_STATUS_EXPRESSION, field_reads
@@ -118,7 +119,7 @@ class StatusPlan:
         self.no_status = at(NO_STATUS_EXPRESSION)
         self.expressions = tuple(positions)
         # positions only the reason's field reads consult: a list holding containers there is no fact, so the
-        # generated read hands it back unnormalised (`codegen.finish_read`)
+        # generated read hands it back unnormalised (`jq.finish.finish_read`)
         consulted = {self.phase, self.conditions, self.message, self.no_status}
         consulted.update(planned.expression for _, matchers in self.statuses for planned in matchers)
         self.reads_only = frozenset(
@@ -414,7 +415,7 @@ def _evaluate(
     """The outputs of the expressions at `positions` (-1: none) into `found`, by the generated functions on the
     object in place, sharing the memo of one read: only what the plan consults is evaluated (a status whose
     byConditions fail never evaluates its byExpression, a reason is read for the primary phase only). Those at
-    `reads_only` (consulted by the reason's field reads alone) are finished by `codegen.finish_read`. An
+    `reads_only` (consulted by the reason's field reads alone) are finished by `jq.finish.finish_read`. An
     expression the generated code does not answer raises `_NotAnswered`."""
     for position in positions:
         if position < 0 or found[position] is not None:

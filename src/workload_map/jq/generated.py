@@ -1,0 +1,101 @@
+"""When a batch of expressions runs as generated code (`jq/codegen.py`), and the two doors the resolve layer uses:
+`evaluate_batch` (a whole batch) and `generated_functions` (a function per expression, for the status plan).
+
+A process evaluates a batch the current way (`Document.evaluate_many`) `GENERATE_AFTER` times before it builds the
+batch's program, so a command that reads one object of a definition never builds one, and then never imports the
+generator either: it is imported here, by the first batch worth generating (the module is ~2.5 million
+instructions of a `describe -f`; issue 19: start-up).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Final
+
+from workload_map.jq.finish import BAIL
+
+if TYPE_CHECKING:
+    from workload_map.jq.document import Document
+    from workload_map.jq.errors import JqError
+
+__all__ = ["GENERATE_AFTER", "evaluate_batch", "generated_functions"]
+
+GENERATE_AFTER = 1
+"""How many times a process evaluates a batch the current way before it generates the batch's program. Building
+and compiling a program costs about a hundred evaluations of it (4-8 ms for a definition's group), so a command
+that reads one object of a definition (`describe -f FILE`, `describe TYPE/NAME`) is faster without it, and one that
+reads many (`get`, the informer's views) generates it at the second object. Tests set it to 0."""
+
+# the generator, once a batch was worth generating (held here: an import statement on every evaluation would cost
+# more than a `wmap get` row's check of its batch)
+_codegen: ModuleType | None = None
+
+
+def _generator() -> ModuleType:
+    """The generator module, imported by the first batch worth generating."""
+    global _codegen
+    from workload_map.jq import codegen
+
+    _codegen = codegen
+    return codegen
+
+
+_MAX_SEEN: Final = 4096
+_seen: dict[tuple[str, ...], int] = {}
+
+
+def _worth_generating(batch: tuple[str, ...]) -> bool:
+    """Whether this process evaluated `batch` the current way `GENERATE_AFTER` times already (if not, this call
+    is counted as one more)."""
+    count = _seen.get(batch, 0)
+    if count >= GENERATE_AFTER:
+        return True
+    if len(_seen) >= _MAX_SEEN:  # bounded: many user definitions may pass through a long-lived process
+        _seen.clear()
+    _seen[batch] = count + 1
+    return False
+
+
+def generated_functions(
+    document: Document, exprs: tuple[str, ...]
+) -> tuple[Callable[[Any, dict[int, Any]], Any] | None, ...] | None:
+    """The per-expression generated functions of `exprs` for `document` (each called with the document's object
+    in place and one memo dict per evaluation: `f(document.obj, memo)`, outputs or `BAIL`), under the conditions
+    `evaluate_batch` runs generated code under; None when it would not (another policy, a refused expression, a
+    batch not yet evaluated `GENERATE_AFTER` times): then evaluate the batch with `evaluate_batch`."""
+    policy = document.policy
+    if policy.mode != "inprocess" or (
+        policy.stops is not None and any(policy.refusal(expr) is not None for expr in exprs)
+    ):
+        return None
+    if not _worth_generating((_LAZY, *exprs)):
+        return None
+    functions: tuple[Callable[[Any, dict[int, Any]], Any] | None, ...] = (
+        (_codegen or _generator()).expression_functions(exprs).functions
+    )
+    return functions
+
+
+_LAZY: Final = "\x00lazy"  # the counting key of a lazy batch: no jq expression starts with a NUL
+
+
+def evaluate_batch(document: Document, exprs: Sequence[str]) -> list[list[Any] | JqError]:
+    """`document.evaluate_many(exprs)` with the generated program: each expression it answers on the document's
+    object in place, the rest (not covered, bailed) through `evaluate_many`. The document's object must be plain
+    JSON as the resolve layer keeps it (a dict a decoder made, or one `_json.shareable` accepted, or a copy); under
+    a policy other than "inprocess", or one that refuses an expression, everything takes `evaluate_many`."""
+    policy = document.policy
+    batch = tuple(exprs)
+    if policy.mode != "inprocess" or (
+        policy.stops is not None and any(policy.refusal(expr) is not None for expr in batch)
+    ):
+        return document.evaluate_many(batch)
+    if not _worth_generating(batch):
+        return document.evaluate_many(batch)
+    found: list[Any] = (_codegen or _generator()).batch_program(batch).run(document.obj)
+    rest = [index for index, result in enumerate(found) if result is BAIL]
+    if rest:
+        for index, result in zip(rest, document.evaluate_many([batch[i] for i in rest]), strict=True):
+            found[index] = result
+    return found
