@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from workload_map._limits import MAX_DEPTH
 from workload_map.cluster.core import Call, interpret
 from workload_map.cluster.errors import ApiError
-from workload_map.cluster.listdecode import NestedTooDeepError, decode_list_page
+from workload_map.cluster.listdecode import _ALL_BUT_OPENING, NestedTooDeepError, decode_list_page
 
 if TYPE_CHECKING:
     from workload_map.cluster.kubeconfig import KubeContext
@@ -100,3 +102,8 @@ def test_interpret_names_the_call_for_a_too_deep_item_and_for_text_that_is_not_j
     assert (
         interpret(context, call, 200, _page([_deployment(0)]), "application/json")["items"][0]["spec"]["replicas"] == 0
     )
+
+
+@given(st.binary(max_size=300))
+def test_the_opening_brackets_are_counted_in_one_pass(data: bytes) -> None:
+    assert len(data.translate(None, _ALL_BUT_OPENING)) == data.count(b"[") + data.count(b"{")

@@ -33,6 +33,9 @@ class _Page(msgspec.Struct):
 
 _PAGE = msgspec.json.Decoder(_Page)
 _ITEM = msgspec.json.Decoder()
+_ALL_BUT_OPENING = bytes(byte for byte in range(256) if byte not in b"[{")
+"""What `bytes.translate` deletes to leave an item's opening brackets: one pass over the item, where counting `[`
+and `{` is two (~84 against ~46 M instructions for a LIST of 2,000 Deployments, issue 19)."""
 
 
 class NestedTooDeepError(WorkloadMapError, ValueError):
@@ -57,7 +60,7 @@ def decode_list_page(content: bytes, *, lean: bool = False) -> Any:
     for index, raw in enumerate(page.items):
         data = bytes(memoryview(raw))
         item = _ITEM.decode(data)
-        if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _too_deep(item, data):
+        if len(data.translate(None, _ALL_BUT_OPENING)) > MAX_DEPTH and _too_deep(item, data):
             metadata = item.get("metadata") if isinstance(item, dict) else None
             name = metadata.get("name") if isinstance(metadata, dict) else None
             raise NestedTooDeepError(index, name if isinstance(name, str) else "")
