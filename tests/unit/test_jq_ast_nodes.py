@@ -40,8 +40,8 @@ def test_fields_of_walks_a_node_in_declaration_order() -> None:
 
 def test_the_walks_see_nested_fields() -> None:
     # the nesting check finds a reduce however deep it sits in the tree
-    assert compiler._builds_nesting(parser.parse("[.a, {b: (reduce .[] as $x (null; [.]))}]"))
-    assert not compiler._builds_nesting(parser.parse("[.a, {b: (.c | length)}]"))
+    assert compiler.builds_nesting(parser.parse("[.a, {b: (reduce .[] as $x (null; [.]))}]"))
+    assert not compiler.builds_nesting(parser.parse("[.a, {b: (.c | length)}]"))
     # the depth limit walks fields and tuples of fields
     deep = "[" * 40 + "." + "]" * 40
     parser.parse(deep)

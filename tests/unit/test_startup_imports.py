@@ -92,9 +92,9 @@ patterns = set(re._cache)  # every re.compile (a LazyPattern's first use, a msgs
 from workload_map.cli.main import import_msgspec_alone
 import_msgspec_alone()  # as the console script does first
 from workload_map.catalog import precompiled, registry
-from workload_map.jq import trees
 files = registry._builtin_files()
-key = precompiled.catalog_key(files, validator=precompiled.validator_stamp(), parser=trees.tree_stamp())
+stamp = precompiled.validator_stamp()
+key = precompiled.catalog_key(files, validator=stamp, parser=precompiled.analysis_stamp(stamp))
 warm = os.path.exists(precompiled._blob_file(key, os.environ))  # blob_path's Path would import pathlib
 from workload_map.cli.main import run
 out, sys.stdout = sys.stdout, io.StringIO()
@@ -109,10 +109,13 @@ compiled = sorted(str(key[1])[:60] for key in set(re._cache) - patterns)
 quantity_string = "QuantityString" in vars(sys.modules["workload_map.resources.quantity"])  # made on first use
 catalog = registry._BUILTIN
 decoded = [catalog.decoded, sum(karta is not None for karta in catalog._kartas)]  # from the blob, in all
+engine = sys.modules["workload_map.jq.engine"]
+read_back = sys.modules["workload_map.jq.facts"]._read_back  # the facts asked for, as they were read back
+facts = [engine.compile_expression.cache_info().currsize, len(read_back), sum(f is None for f in read_back.values())]
 import json
 print(json.dumps({"warm": warm, "code": code, "view": json.loads(view), "modules": added, "parsed": parsed,
                   "deferred": deferred, "fractions_compiled": fractions_compiled, "compiled": compiled,
-                  "quantity_string": quantity_string, "decoded": decoded}))
+                  "quantity_string": quantity_string, "decoded": decoded, "facts": facts}))
 """
 
 
@@ -169,6 +172,9 @@ def test_describing_a_file_imports_only_what_it_needs(env: dict[str, str], examp
     assert found["compiled"] == ["b'null'"]
     assert not found["quantity_string"]
     assert found["decoded"] == [1, 1]  # of the catalog's definitions, the one the workload is resolved with
+    # every expression the engine worked on had its roots and nesting from the blob (jq.facts): none was analysed
+    analysed, read_back, unreadable = found["facts"]
+    assert analysed > 5 and read_back == analysed and unreadable == 0, found["facts"]
 
 
 # What msgspec imports and a describe never uses: in sys.modules, their code not run (cli.main.import_msgspec_alone)

@@ -23,11 +23,12 @@ command that reads one workload decodes one of the catalog's definitions (issue 
 million instructions of every `describe -f`, the collector asleep). A definition whose encoding does not decode
 sends the whole catalog back to its YAML, as a damaged blob does.
 
-The blob also holds the syntax tree of every jq expression of those definitions (`jq.trees`), per definition: the
-trees of a definition are handed to the jq parser (`trees.remember`) when it is decoded, and so a run never lexes or
-parses a catalog expression again. So the key also
-covers the parser (`trees.tree_stamp`: the modules that decide what tree a text parses to and the node classes),
-the same way; an expression whose tree cannot be stored is simply parsed when used.
+The blob also holds the syntax tree of every jq expression of those definitions (`jq.trees`) and what the static
+analyses find in it (`jq.facts`: the roots it reads, whether it builds nesting), per definition: they are handed to
+the jq parser (`trees.remember`) and the engine (`facts.remember`) when the definition is decoded, and so a run
+never lexes, parses or analyses a catalog expression again. So the key also covers the modules that decide them
+(`analysis_stamp`: `trees.tree_stamp` and `facts.fact_stamp`, the same way, or the validator's stamp, which lists
+them already); an expression whose tree cannot be stored is simply parsed when used, a fact worked out.
 
 The cache is an optimisation only: an unwritable directory, a missing, truncated or undecodable blob all fall back
 to the YAML (a bad blob is rewritten), with no message. `WMAP_NO_CATALOG_CACHE=1` turns it off.
@@ -44,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from workload_map import _version
-from workload_map.jq import trees
+from workload_map.jq import facts, trees
 from workload_map.model import GVK, Karta, types
 from workload_map.model.validated import mark_validated
 
@@ -57,14 +58,15 @@ except ImportError:  # pragma: no cover - an interpreter built without it
     from hashlib import blake2b
 
 # Bump when the blob's layout changes in a way the key does not already cover.
-_FORMAT = b"wmap-catalog-6"
+_FORMAT = b"wmap-catalog-7"
 # what a definition is known by before it is decoded: its name and root GVK (stored as group, version and kind)
 Head = tuple[str, GVK | None]
 _StoredHead = tuple[str, tuple[str, str, str] | None]
 # the definition files it was built from (name, bytes), each definition's head and its own encoding (decoded when
 # asked for), for each whether it had no validation errors (empty when the blob was built without a check), and for
-# each the syntax trees of its jq expressions (text -> `trees.encode`, encoded as one map, decoded with the
-# definition; empty when the parser cannot be stamped)
+# each the syntax trees of its jq expressions (text -> `trees.encode`) and their static facts (text ->
+# `facts.Stored`), encoded as one pair of maps, decoded with the definition; empty when the parser cannot be
+# stamped)
 Blob = tuple[
     tuple[tuple[str, bytes], ...],
     tuple[_StoredHead, ...],
@@ -73,7 +75,7 @@ Blob = tuple[
     tuple[msgspec.Raw, ...],
 ]
 _DECODER = msgspec.msgpack.Decoder(Blob)
-_TREES = msgspec.msgpack.Decoder(dict[str, bytes])
+_EXPRESSIONS = msgspec.msgpack.Decoder(tuple[dict[str, bytes], dict[str, Any]])  # facts: checked by jq.facts
 # what validation runs: a change in any of these modules may change which definitions are valid
 _VALIDATOR_PACKAGES: Final = ("validation", "jq", "model")
 
@@ -104,7 +106,7 @@ def catalog_key(
     """The cache key for definition files given as (name, bytes), in the order they are loaded: it covers their
     names and sizes (the blob holds their bytes, which `load_cached` compares); `validator`: the validator's stamp
     (`validator_stamp`), for a blob that records which definitions are valid; `parser`: the jq parser's
-    (`trees.tree_stamp`), for a blob that holds the expressions' syntax trees."""
+    (`analysis_stamp`), for a blob that holds the expressions' syntax trees and facts."""
     digest = blake2b(_FORMAT, digest_size=32)
     parts = [_version.__version__.encode(), msgspec.__version__.encode(), _types_source()]
     parts.append(b"unchecked" if validator is None else b"checked\n" + validator)
@@ -183,7 +185,9 @@ class Definitions:
             return self._from_yaml(position)
         if self._trees:
             with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):  # unremembered: parsed when used
-                trees.remember(_TREES.decode(self._trees[position]))
+                parsed, known = _EXPRESSIONS.decode(self._trees[position])
+                trees.remember(parsed)
+                facts.remember(known)
         self.decoded += 1
         if self._valid and self._valid[position]:
             mark_validated((karta,))
@@ -235,7 +239,7 @@ def load_definitions(
     stamp = None if check is None else validator_stamp()
     if stamp is None:
         check = None  # the validator's modules cannot be stamped (a zipped package): record no validity
-    parser = trees.tree_stamp()
+    parser = analysis_stamp(stamp)
     path = _blob_file(catalog_key(files, validator=stamp, parser=parser), env)
     given = tuple((name, data) for name, data in files)
 
@@ -244,18 +248,20 @@ def load_definitions(
         kartas = parse(files)
         valid = () if check is None else tuple(bool(ok) for ok in check(kartas))
         parsed = () if parser is None else tuple(expression_trees((karta,)) for karta in kartas)
+        known = tuple(expression_facts(found) for found in parsed)
         try:
             bodies = tuple(msgspec.Raw(_ENCODER.encode(_stored(karta))) for karta in kartas)
         except TypeError:  # pragma: no cover - a value of a type the stored form has no place for: no blob
             bodies = None
         if bodies is not None:
-            encoded = tuple(msgspec.Raw(_ENCODER.encode(found)) for found in parsed)
+            encoded = tuple(msgspec.Raw(_ENCODER.encode(pair)) for pair in zip(parsed, known, strict=True))
             stored_heads = tuple(
                 (name, None if gvk is None else (gvk.group, gvk.version, gvk.kind)) for name, gvk in _heads(kartas)
             )
             _write(path, _ENCODER.encode((given, stored_heads, bodies, valid, encoded)))
-        for found in parsed:
+        for found, facts_found in zip(parsed, known, strict=True):
             trees.remember(found)
+            facts.remember(facts_found)
         return kartas, valid
 
     try:
@@ -378,6 +384,29 @@ def expression_trees(kartas: Sequence[Karta]) -> dict[str, bytes]:
             if data is not None:
                 found[expression] = data
     return found
+
+
+def expression_facts(found: Mapping[str, bytes]) -> dict[str, facts.Stored]:
+    """The static facts (`jq.facts`) of the expressions whose trees are stored, as a run works them out."""
+    from workload_map.jq.engine import expression_facts as facts_of  # only when a blob is built
+
+    stored: dict[str, facts.Stored] = {}
+    for expression in found:
+        fact = facts_of(expression)
+        if fact is not None:
+            stored[expression] = fact
+    return stored
+
+
+def analysis_stamp(validator: bytes | None) -> bytes | None:
+    """The key's stamp of the modules that decide the stored trees and facts (the parser's, `trees.tree_stamp`,
+    and the analyses', `facts.fact_stamp`): all of them are jq modules, which the validator's stamp lists already
+    (every module of the package, by the same name, size and modification time), so with it they are not stamped
+    again; without it, their own stamps. None when they cannot be stamped (then nothing is stored)."""
+    if validator is not None:
+        return b"the jq modules: in the validator's stamp"
+    tree, fact = trees.tree_stamp(), facts.fact_stamp()
+    return None if tree is None or fact is None else tree + b"\n" + fact
 
 
 def _write(path: str, data: bytes) -> None:

@@ -38,6 +38,7 @@ from workload_map._jsontype import json_type
 from workload_map._limits import MAX_DEPTH
 from workload_map.errors import WorkloadMapError
 from workload_map.jq import ast as A  # noqa: N812 - the node types, read as A.Index, A.Pipe, ...
+from workload_map.jq import facts
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
 from workload_map.jq.fastpath import _dump_trunc
 from workload_map.jq.parser import parse
@@ -2380,7 +2381,8 @@ def compile_closure(expr: str) -> Closure | None:
         return None
     try:
         code = _compile_tree(tree)
-        nests = _builds_nesting(tree)
+        known = facts.nests(expr)  # worked out when the catalog's blob was built (jq.facts)
+        nests = builds_nesting(tree) if known is None else known
     except (_DeclineError, RecursionError):
         return None
     one, gen = code.one, code.gen
@@ -2457,15 +2459,15 @@ def _finite_inside(value: Any) -> Any:
 _NESTING_NODES: Final = (A.Reduce, A.Foreach, A.FuncDefine)
 
 
-def _builds_nesting(node: Any) -> bool:
+def builds_nesting(node: Any) -> bool:
     """True when the expression has a loop or a definition of its own, the only ways it can nest its outputs
     deeper than the input plus its own (parser-bounded) constructors: `reduce ... (null; [.])`, a chain of
     definitions each doubling the last. jq's own builtins never deepen their input by more than a level."""
     if isinstance(node, _NESTING_NODES):
         return True
     if isinstance(node, tuple):
-        return any(_builds_nesting(item) for item in node)
-    return any(_builds_nesting(item) for item in A.fields_of(node))
+        return any(builds_nesting(item) for item in node)
+    return any(builds_nesting(item) for item in A.fields_of(node))
 
 
 def _nested_past(value: Any, limit: int) -> bool:

@@ -34,7 +34,8 @@ from typing import Any, Final, Literal
 import msgspec
 
 from workload_map._regex import LazyPattern
-from workload_map.jq import compiler, fastpath, parser
+from workload_map.jq import compiler, facts, fastpath, parser
+from workload_map.jq.ast import Node
 from workload_map.jq.convert import Roots, roots_key
 from workload_map.jq.errors import JqCompileError, JqError, JqLimitError, JqParseError, JqRuntimeError
 from workload_map.jq.reads import reads
@@ -82,11 +83,26 @@ def _static(expr: str) -> tuple[FastEvaluator | None, Roots | None, bool]:
         tree = parser.parse(expr)
     except (JqError, RecursionError):
         return fast, None, False  # libjq reports the problem when the expression runs
+    known = facts.roots(expr)  # worked out when the catalog's blob was built (jq.facts)
+    return fast, _roots_of(tree) if known is None else known[0], True
+
+
+def _roots_of(tree: Node) -> Roots | None:
     try:
-        roots = roots_key(reads(tree))
+        return roots_key(reads(tree))
     except (JqError, RecursionError):
-        roots = None
-    return fast, roots, True
+        return None
+
+
+def expression_facts(expr: str) -> facts.Stored | None:
+    """What `jq.facts` keeps of `expr` (its roots, whether it builds nesting), worked out from its tree as a run
+    works them out; None when it does not parse or an analysis gives up on it (then nothing is kept)."""
+    try:
+        tree = parser.parse(expr)
+        builds_nesting = compiler.builds_nesting(tree)
+    except (JqError, RecursionError):
+        return None
+    return facts.stored(_roots_of(tree), builds_nesting)
 
 
 @functools.lru_cache(maxsize=_PROGRAM_CACHE_SIZE)

@@ -102,7 +102,9 @@ def forget() -> None:
 def tree_stamp() -> bytes | None:
     """(name, size, mtime) of the modules that decide a text's tree, as Python's bytecode cache judges a source
     file; None when they cannot be read (then no trees are stored)."""
-    directory = os.path.dirname(os.path.realpath(__file__))  # os.path: no pathlib import at start-up (issue 19)
+    # os.path: no pathlib import at start-up; abspath, not realpath: a symbolic link on the way names the same
+    # files, and realpath's walk of every component is ~0.2 M instructions (issue 19)
+    directory = os.path.dirname(os.path.abspath(__file__))
     stamps: list[str] = []
     try:
         for name in _PARSER_MODULES:
