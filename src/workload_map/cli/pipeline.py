@@ -118,9 +118,7 @@ def resolve_object(
     gave it (see `Workload`). Raises `ResolveError` when the definition or the object is
     invalid, or when the policy's recorder does not admit the workload (its definition was stopped earlier in the
     command, or the command's jq budget is spent: `cli.jqmode`)."""
-    admit = getattr(policy.stops, "admit", None)  # cli.jqmode's recorder: a stopped definition, a spent budget
-    if admit is not None:
-        admit()  # raises a ResolveError (cli.jqmode.NotEvaluated)
+    _admit(policy)
     notes: tuple[str, ...] = ()
     if related is not None and needs_references(karta):
         followed = follow(karta, obj, related, policy=policy)
@@ -129,6 +127,22 @@ def resolve_object(
         notes = (*followed.problems, *(_missing_note(karta, ref, missing) for ref in followed.missing if missing))
     workload = Workload(karta, obj, validate=validate, policy=policy, from_json=from_json)
     return ResolvedWorkload(label, workload.resolve(), origin, workload, manifest, definition_version, notes)
+
+
+def admitted_workload(
+    karta: Karta, obj: Mapping[str, Any], *, policy: EvaluationPolicy, validate: bool = True, from_json: bool = False
+) -> Workload:
+    """`obj`'s `Workload` under `policy`, as `resolve_object` makes it for an object without references, but no
+    `Resolution` taken of it: for a caller that reads only its status (`get`'s rows; the resolution's components
+    and identity were a sixth of a Deployment's row, issue 19). Raises `ResolveError` as `resolve_object` does."""
+    _admit(policy)
+    return Workload(karta, obj, validate=validate, policy=policy, from_json=from_json)
+
+
+def _admit(policy: EvaluationPolicy) -> None:
+    admit = getattr(policy.stops, "admit", None)  # cli.jqmode's recorder: a stopped definition, a spent budget
+    if admit is not None:
+        admit()  # raises a ResolveError (cli.jqmode.NotEvaluated)
 
 
 def _missing_note(karta: Karta, reference: ObjectReference, where: str | None) -> str:

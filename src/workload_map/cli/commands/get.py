@@ -42,7 +42,7 @@ from workload_map.cli.options import (
     poll_interval_option,
     resolve_output,
 )
-from workload_map.cli.pipeline import resolve_object
+from workload_map.cli.pipeline import admitted_workload, resolve_object
 from workload_map.cli.render import machine
 from workload_map.cli.render.columns import fit_table
 from workload_map.cli.render.fmt import age
@@ -186,20 +186,22 @@ def _row(
     listed: bool,
 ) -> Row:
     """One object's row; raises `ResolveError`."""
-    resolved = resolve_object(
-        definition.karta,
-        obj,
-        label=f"{kind}/{name}",
-        origin=definition.origin,
-        policy=policy,
-        validate=validate,
-        from_json=listed,
-    )
-    view = view_of(resolved) if wide else None
-    if view is not None:
+    view: WorkloadView | None = None
+    if wide:
+        resolved = resolve_object(
+            definition.karta,
+            obj,
+            label=f"{kind}/{name}",
+            origin=definition.origin,
+            policy=policy,
+            validate=validate,
+            from_json=listed,
+        )
+        view = view_of(resolved)
         phase, phases = view.phase, view.phases
-    else:
-        status = resolved.workload.root.status
+    else:  # the status alone: no Resolution is taken
+        workload = admitted_workload(definition.karta, obj, policy=policy, validate=validate, from_json=listed)
+        status = workload.root.status
         if status is None:
             phase, phases = "Undefined", ("Undefined",)
         else:
