@@ -325,7 +325,7 @@ def test_a_part_the_definition_has_no_path_for_is_what_extracting_it_gives() -> 
         for karta in [BY_NAME[name]] if name in BY_NAME else DEFINITIONS:
             resolution = Workload(karta, obj, validate=False, check_gvk=False, from_json=True).resolve()
             for component in resolution:
-                for key in component._absent:
+                for key in component._slot.absent:
                     assert component._part(key) is None
                     assert component._compute(key) is None, (karta.name, component.name, key)
                     checked += 1

@@ -41,6 +41,10 @@ class ComponentSlot(msgspec.Struct, frozen=True):
     is_root: bool
     # the parts the definition has no path for, so None in every resolution (`absent_parts`)
     absent: frozenset[str] = frozenset()
+    # the component's children (their names, in declaration order) and `definition.has_pod_definition`, worked out
+    # once per definition: a `ResolvedComponent` reads them here instead of being handed its own copies
+    children: tuple[str, ...] = ()
+    has_pod_definition: bool = False
 
     @property
     def name(self) -> str:
@@ -95,17 +99,27 @@ _CACHE_MAX = 512
 
 
 def _build(karta: Karta) -> Structure:
-    slots: dict[str, ComponentSlot] = {}
-    root = karta.root
-    slots[root.name] = ComponentSlot(root, f"{_STRUCTURE_FIELD}.rootComponent", True, absent_parts(root))
-    for index, child in enumerate(karta.children):
-        # a later duplicate name never shadows the first (validation reports it)
-        slot = ComponentSlot(child, f"{_STRUCTURE_FIELD}.childComponents[{index}]", False, absent_parts(child))
-        slots.setdefault(child.name, slot)
     children: dict[str, list[str]] = {}
     for child in karta.children:
         if child.owner_ref:
             children.setdefault(child.owner_ref, []).append(child.name)
+
+    def slot_of(component: ComponentDefinition, yaml_path: str, is_root: bool) -> ComponentSlot:
+        return ComponentSlot(
+            component,
+            yaml_path,
+            is_root,
+            absent_parts(component),
+            tuple(children.get(component.name, ())),
+            component.has_pod_definition,
+        )
+
+    slots: dict[str, ComponentSlot] = {}
+    root = karta.root
+    slots[root.name] = slot_of(root, f"{_STRUCTURE_FIELD}.rootComponent", True)
+    for index, child in enumerate(karta.children):
+        # a later duplicate name never shadows the first (validation reports it)
+        slots.setdefault(child.name, slot_of(child, f"{_STRUCTURE_FIELD}.childComponents[{index}]", False))
     expressions = tuple(dict.fromkeys(expr for component in karta.components for expr in _expressions(component)))
     status = tuple(dict.fromkeys(expr for component in karta.components for expr in _status_expressions(component)))
     objects = {path for component in karta.components for path in _object_paths(component)}

@@ -1,0 +1,111 @@
+"""A `ResolvedComponent` reads what the definition says of it from its `ComponentSlot` (shared by every resolution
+of the definition), and its `errors` answers "nothing failed" from the parts' types: both must give what they gave
+when each component held its own copies and `errors` looked at every part in turn."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from tests.unit.test_codegen import DEFINITIONS, OBJECTS
+from workload_map.resolve import Workload
+from workload_map.resolve.resolution import PART_ORDER, PART_REQUESTS, ResolvedComponent, _Failed, _WithErrors
+from workload_map.resolve.results import ComponentError
+from workload_map.resolve.structure import structure_of
+
+
+def _errors_part_by_part(component: ResolvedComponent) -> tuple[ComponentError, ...]:
+    """`errors` as it was written before the shortcut: every part read in order, each failure in turn."""
+    out: list[ComponentError] = []
+    for key in PART_ORDER:
+        found = component._part(key)
+        if isinstance(found, (_Failed, _WithErrors)):
+            out.extend(ComponentError(e.component, e.field, e.message) for e in found.errors)
+        elif key == PART_REQUESTS:
+            out.extend(value for value in found.values() if isinstance(value, ComponentError))
+    return tuple(out)
+
+
+def _broken(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """The object with values where the definitions read counts, ids and requests that do not fit."""
+    variants = []
+    for bad in ("many", -3, 2.5, True, {"x": 1}, [1], None):
+        changed = copy.deepcopy(obj)
+        spec = changed.get("spec")
+        if isinstance(spec, dict):
+            for key in list(spec):
+                if key.endswith(("eplicas", "Specs", "Jobs", "Groups")) or key in ("template", "size"):
+                    spec[key] = bad
+        variants.append(changed)
+    amounts = copy.deepcopy(obj)
+    for container in _containers(amounts):
+        container["resources"] = {"requests": {"cpu": "lots"}, "limits": {"memory": [1]}}
+    variants.append(amounts)
+    return variants
+
+
+def _containers(value: Any) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            containers = node.get("containers")
+            if isinstance(containers, list):
+                found.extend(item for item in containers if isinstance(item, dict))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+def test_errors_are_every_failed_part_in_order() -> None:
+    checked = failing = 0
+    for _, obj in OBJECTS:
+        for variant in [obj, *_broken(obj)]:
+            for karta in DEFINITIONS:
+                resolution = Workload(karta, variant, validate=False, check_gvk=False).resolve()
+                again = Workload(karta, variant, validate=False, check_gvk=False).resolve()
+                for component in resolution:
+                    errors = component.errors
+                    assert errors == _errors_part_by_part(again.components[component.name]), karta.name
+                    assert component.errors == errors  # read again, from the computed parts
+                    checked += 1
+                    failing += bool(errors)
+                assert resolution.errors == tuple(e for c in again for e in _errors_part_by_part(c))
+                assert resolution.ok is not bool(resolution.errors)
+    assert checked > 1000 and failing > 100, (checked, failing)
+
+
+def test_a_component_reads_its_definition_from_its_slot() -> None:
+    for karta in DEFINITIONS:
+        structure = structure_of(karta)
+        obj = next((o for _, o in OBJECTS if o.get("kind") == karta.root.kind.kind), {"spec": {}})
+        resolution = Workload(karta, obj, validate=False, check_gvk=False).resolve()
+        assert list(resolution.components) == list(structure.slots)
+        for name, component in resolution.components.items():
+            definition = structure.slots[name].definition
+            assert component.definition is definition
+            assert component.name == definition.name == name
+            assert component.kind == definition.kind
+            assert component.parent == (definition.owner_ref or None)
+            assert component.children == structure.children_of(name)
+            assert component.children == tuple(c.name for c in karta.children if c.owner_ref == name)
+            assert component.has_pod_definition is definition.has_pod_definition
+            assert component.multi_instance is bool(definition.instance_id_path)
+            assert component.yaml_path == structure.slots[name].yaml_path
+            assert component.yaml_path.startswith("spec.structureDefinition.")
+        # one lock for the resolution's parts, reentrant, shared by its components
+        locks = {id(component._lock) for component in resolution}
+        assert len(locks) == 1
+
+
+def test_a_component_stays_frozen() -> None:
+    karta = DEFINITIONS[0]
+    component = next(iter(Workload(karta, {"spec": {}}, validate=False, check_gvk=False).resolve()))
+    for name in ("name", "kind", "children", "_slot", "_parts", "other"):
+        try:
+            setattr(component, name, None)
+        except AttributeError:
+            continue
+        raise AssertionError(f"{name} could be set")
