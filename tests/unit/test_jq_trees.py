@@ -113,6 +113,15 @@ def test_the_key_covers_the_parser_modules() -> None:
     assert stamp is not None
     names = {line.rsplit(":", 2)[0] for line in stamp.decode().splitlines()}
     assert {"jq/ast.py", "jq/parser.py", "jq/lexer.py", "jq/fold.py", "jq/trees.py"} <= names
+    # and every module of the jq layer the grammar reads (it is imported only for a text really parsed)
+    grammar = (Path(jq_parser.__file__).parent / "grammar.py").read_text()
+    used = {
+        f"jq/{line.split()[1].rsplit('.', 1)[1]}.py"
+        for line in grammar.splitlines()
+        if line.startswith("from workload_map.jq.")
+    }
+    assert used and used - {"jq/errors.py"} <= names, used - names
+    assert "jq/grammar.py" in names
     key = precompiled.catalog_key(files, parser=stamp)
     assert key != precompiled.catalog_key(files)
     edited = stamp.replace(b"jq/ast.py:", b"jq/ast.py:1", 1)  # another size

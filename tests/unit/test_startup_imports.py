@@ -36,6 +36,9 @@ NOT_IN_DESCRIBE = (
     "workload_map.jq.worker",  # catalog expressions run in process
     "workload_map.jq.aio",
     "workload_map.jq.codegen",  # one object per definition: no batch is evaluated twice, none is generated
+    "workload_map.jq.grammar",  # every catalog expression's tree comes from the blob: nothing is parsed
+    "workload_map.jq.lexer",
+    "workload_map.jq.fold",
     "workload_map.asyncio",
     "jq",  # the libjq binding: only for an expression the compiler leaves to libjq
     "subprocess",
