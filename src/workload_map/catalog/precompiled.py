@@ -111,14 +111,15 @@ def catalog_key(
     parts = [_version.__version__.encode(), msgspec.__version__.encode(), _types_source()]
     parts.append(b"unchecked" if validator is None else b"checked\n" + validator)
     parts.append(b"no trees" if parser is None else b"trees\n" + parser)
+    # one update of all the pieces joined hashes what an update per piece would: joined, a key is ~0.3 M
+    # instructions cheaper (issue 19)
+    pieces: list[bytes] = []
     for part in parts:
-        digest.update(len(part).to_bytes(8, "big"))
-        digest.update(part)
+        pieces += (len(part).to_bytes(8, "big"), part)
     for name, data in files:
         encoded = name.encode()
-        digest.update(len(encoded).to_bytes(8, "big"))
-        digest.update(encoded)
-        digest.update(len(data).to_bytes(8, "big"))
+        pieces += (len(encoded).to_bytes(8, "big"), encoded, len(data).to_bytes(8, "big"))
+    digest.update(b"".join(pieces))
     return digest.hexdigest()
 
 
@@ -456,13 +457,14 @@ def validator_stamp() -> bytes | None:
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     stamps: list[str] = []
     try:
-        for directory in (package, *(os.path.join(package, name) for name in _VALIDATOR_PACKAGES)):
+        prefix = os.path.join(package, "")
+        for name, directory in ((os.path.basename(package), package), *((n, prefix + n) for n in _VALIDATOR_PACKAGES)):
             with os.scandir(directory) as listing:
-                entries = sorted((entry for entry in listing if entry.name.endswith(".py")), key=lambda e: e.name)
-            name = os.path.basename(directory)
-            for entry in entries:
-                stat = entry.stat()
-                stamps.append(f"{name}/{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
+                # by name (unique in a directory, so a stat is never compared), in comprehensions: ~0.2 M
+                # instructions fewer than a generator, a sort key and a loop (issue 19)
+                found = [(entry.name, entry.stat()) for entry in listing if entry.name.endswith(".py")]
+            found.sort()
+            stamps += [f"{name}/{file}:{stat.st_size}:{stat.st_mtime_ns}" for file, stat in found]
     except OSError:
         return None
     return "\n".join(stamps).encode()
