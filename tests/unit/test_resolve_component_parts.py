@@ -7,10 +7,17 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tests.unit.test_codegen import DEFINITIONS, OBJECTS
-from workload_map.resolve import Workload
+from workload_map.jq import INPROCESS
+from workload_map.model import ComponentDefinition, ScaleDefinition
+from workload_map.resolve import ExtractionError, Workload, extract
+from workload_map.resolve.decode import DecodeError, decode_replicas
 from workload_map.resolve.resolution import PART_ORDER, PART_REQUESTS, ResolvedComponent, _Failed, _WithErrors
-from workload_map.resolve.results import ComponentError
+from workload_map.resolve.results import ComponentError, Scale
+from workload_map.resolve.snapshot import Snapshot
 from workload_map.resolve.structure import structure_of
 
 
@@ -109,3 +116,64 @@ def test_a_component_stays_frozen() -> None:
         except AttributeError:
             continue
         raise AssertionError(f"{name} could be set")
+
+
+# --- scales: an int count in range taken as it is, a replicas-only definition's Scales made by map --------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(min_value=-(2**40), max_value=2**40),
+            st.booleans(),
+            st.none(),
+            st.floats(allow_nan=True, allow_infinity=True),
+            st.sampled_from(["3", "-1", "x", " 2", "2147483648"]),
+        ),
+        max_size=4,
+    ),
+    st.sampled_from(["replicas_path", "min_replicas_path", "max_replicas_path", "replicas_path+max_replicas_path"]),
+)
+def test_scales_read_as_each_count_decodes(values: list[Any], which: str) -> None:
+    """`extract.scales` gives what decoding every output with `decode_replicas` and zipping them gives, value or
+    error (its field and message), whichever scale paths the definition sets."""
+    paths = {attr: f".spec.items[]?.c{index}" for index, attr in enumerate(which.split("+"))}
+    definition = ComponentDefinition(
+        name="c", instance_id_path=".spec.items[]?.id", scale_definition=ScaleDefinition(**paths)
+    )
+    obj = {"spec": {"items": [{"id": f"i{n}", **{f"c{k}": value for k in range(2)}} for n, value in enumerate(values)]}}
+    structure_paths = [definition.instance_id_path, *paths.values()]
+    snap = Snapshot(obj, (tuple(structure_paths),), INPROCESS)
+    ids = extract.instance_ids(snap, definition)
+    try:
+        found: Any = extract.scales(snap, definition, ids)
+    except ExtractionError as error:
+        found = ("error", error.field, error.message)
+    columns: dict[str, list[Any]] = {}
+    expected: Any
+    try:
+        for attr, path in paths.items():
+            field = {"replicas_path": "replicasPath", "min_replicas_path": "minReplicasPath"}.get(
+                attr, "maxReplicasPath"
+            )
+            try:
+                columns[attr] = [decode_replicas(i, v) for i, v in enumerate(snap.outputs(path, "c", field))]
+            except DecodeError as exc:
+                raise ExtractionError("c", f"scaleDefinition.{field}", f"not a replica count: {exc}") from None
+        count = max(len(column) for column in columns.values())
+        scales = [
+            Scale(
+                *(
+                    columns[a][i] if a in columns else None
+                    for a in ("replicas_path", "min_replicas_path", "max_replicas_path")
+                )
+            )
+            for i in range(count)
+        ]
+        expected = dict(zip(ids, scales, strict=True))
+    except ExtractionError as error:
+        expected = ("error", error.field, error.message)
+    assert found == expected
+    if type(found) is dict:
+        assert [type(scale.replicas) for scale in found.values()] == [type(s.replicas) for s in expected.values()]

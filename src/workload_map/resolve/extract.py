@@ -17,6 +17,8 @@ from workload_map.jq.convert import normalize
 from workload_map.model import ComponentDefinition
 from workload_map.model.extensions import ResourceAliases
 from workload_map.resolve.decode import (
+    INT32_MAX,
+    INT32_MIN,
     DecodeError,
     decode_fragment,
     decode_instance_ids,
@@ -35,9 +37,9 @@ T = TypeVar("T")
 IDS_FIELD = "instanceIdPath"
 FRAGMENTED_FIELD = "specDefinition.fragmentedPodSpecDefinition"
 _SCALE_PATHS = (
-    ("replicas_path", "scaleDefinition.replicasPath"),
-    ("min_replicas_path", "scaleDefinition.minReplicasPath"),
-    ("max_replicas_path", "scaleDefinition.maxReplicasPath"),
+    ("replicas_path", "replicas", "scaleDefinition.replicasPath"),
+    ("min_replicas_path", "min_replicas", "scaleDefinition.minReplicasPath"),
+    ("max_replicas_path", "max_replicas", "scaleDefinition.maxReplicasPath"),
 )
 
 
@@ -150,27 +152,32 @@ def scales(snapshot: Snapshot, definition: ComponentDefinition, ids: list[str]) 
     if scale_definition is None:
         return None
     columns: dict[str, list[int | None]] = {}
-    for attr, field in _SCALE_PATHS:
+    for attr, name, field in _SCALE_PATHS:
         path = getattr(scale_definition, attr)
         if not path:
             continue
         try:
-            columns[attr.removesuffix("_path")] = [
-                decode_replicas(index, value)
+            # an int in range is what decoding it gives (a bool is not an int here): no call per count
+            columns[name] = [
+                value if type(value) is int and INT32_MIN <= value <= INT32_MAX else decode_replicas(index, value)
                 for index, value in enumerate(snapshot.outputs(path, definition.name, field))
             ]
         except DecodeError as exc:
             raise ExtractionError(definition.name, field, f"not a replica count: {exc}") from None
-    count = max((len(column) for column in columns.values()), default=0)
-    replicas, least, most = (columns.get(attr, _NONE) for attr in ("replicas", "min_replicas", "max_replicas"))
-    found = [  # positionally: a shorter column (or none) leaves its field None for the later instances
-        Scale(
-            replicas[index] if index < len(replicas) else None,
-            least[index] if index < len(least) else None,
-            most[index] if index < len(most) else None,
-        )
-        for index in range(count)
-    ]
+    get = columns.get
+    replicas, least, most = get("replicas", _NONE), get("min_replicas", _NONE), get("max_replicas", _NONE)
+    if not least and not most:  # the common definition, replicas alone: one Scale per count, made in C
+        found = list(map(Scale, replicas))
+    else:
+        count = max(len(replicas), len(least), len(most))
+        found = [  # positionally: a shorter column (or none) leaves its field None for the later instances
+            Scale(
+                replicas[index] if index < len(replicas) else None,
+                least[index] if index < len(least) else None,
+                most[index] if index < len(most) else None,
+            )
+            for index in range(count)
+        ]
     return _zip(definition, "scaleDefinition", ids, found)
 
 
@@ -261,7 +268,8 @@ def _zip(definition: ComponentDefinition, field: str, ids: list[str], values: li
             f"instance ids count ({len(ids)}) does not match results count ({len(values)}): the path must "
             f"yield exactly one output per instance{order}",
         )
-    return dict(zip(ids, values, strict=True))  # a later duplicate id overwrites an earlier one, as upstream
+    # as long as each other (checked above: strict's own check is a cost per item); a later duplicate id overwrites
+    return dict(zip(ids, values, strict=False))
 
 
 __all__ = [
