@@ -25,7 +25,9 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Generator, Sequence
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
+
+import msgspec
 
 from workload_map.errors import ArgumentTypeError
 from workload_map.jq import convert, engine, fastpath
@@ -42,8 +44,10 @@ __all__ = ["Batch", "Document", "Steps", "assign", "assign_each", "evaluate", "p
 T = TypeVar("T")
 
 
-class Batch(NamedTuple):
-    """What libjq must run for a step of a Document: the expressions, the JSON text, the output cap, the kind."""
+class Batch(msgspec.Struct, frozen=True):
+    """What libjq must run for a step of a Document: the expressions, the JSON text, the output cap, the kind.
+    (A Struct: a NamedTuple class is ~0.5 million instructions to make at import, issue 19; the shells read its
+    fields by name.)"""
 
     exprs: list[str]
     text: str
