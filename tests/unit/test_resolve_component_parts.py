@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from tests.unit.test_codegen import DEFINITIONS, OBJECTS
 from workload_map.jq import INPROCESS
-from workload_map.model import ComponentDefinition, ScaleDefinition
+from workload_map.model import ComponentDefinition, ScaleDefinition, SpecDefinition
 from workload_map.resolve import ExtractionError, Workload, extract
-from workload_map.resolve.decode import DecodeError, decode_replicas
+from workload_map.resolve.decode import DecodeError, decode_object, decode_replicas
 from workload_map.resolve.resolution import PART_ORDER, PART_REQUESTS, ResolvedComponent, _Failed, _WithErrors
 from workload_map.resolve.results import ComponentError, Scale
 from workload_map.resolve.snapshot import Snapshot
@@ -177,3 +177,43 @@ def test_scales_read_as_each_count_decodes(values: list[Any], which: str) -> Non
     assert found == expected
     if type(found) is dict:
         assert [type(scale.replicas) for scale in found.values()] == [type(s.replicas) for s in expected.values()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.dictionaries(st.sampled_from(["a", "spec"]), st.integers(), max_size=2),
+            st.none(),
+            st.integers(),
+            st.text(max_size=3),
+            st.lists(st.integers(), max_size=2),
+        ),
+        max_size=4,
+    ),
+    st.booleans(),
+)
+def test_a_plain_part_is_each_output_decoded(values: list[Any], grouped: bool) -> None:
+    """`extract.plain` gives what decoding every output with `decode_object` and zipping them gives (objects as
+    they are, null as `{}`, anything else the error naming it), read in place or from the group's outputs."""
+    path = ".spec.items[]?.t"
+    definition = ComponentDefinition(
+        name="c", instance_id_path=".spec.items[]?.id", spec_definition=SpecDefinition(pod_spec_path=path)
+    )
+    obj = {"spec": {"items": [{"id": f"i{n}", "t": value} for n, value in enumerate(values)]}}
+    group = (definition.instance_id_path, path) if grouped else (definition.instance_id_path,)
+    snap = Snapshot(obj, (group,), INPROCESS)
+    ids = extract.instance_ids(snap, definition)
+    try:
+        part = extract.plain(snap, definition, extract.SPEC, ids)
+        assert part is not None
+        found: Any = part.normalised()
+    except ExtractionError as error:
+        found = ("error", error.field, error.message)
+    try:
+        outputs = snap.outputs(path, "c", extract.SPEC.field)
+        decoded = [decode_object(index, value, extract.SPEC.wanted) for index, value in enumerate(outputs)]
+        expected: Any = dict(zip(ids, decoded, strict=True))
+    except DecodeError as exc:
+        expected = ("error", extract.SPEC.field, str(exc))
+    assert found == expected

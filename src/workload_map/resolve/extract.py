@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -112,13 +112,19 @@ def plain(snapshot: Snapshot, definition: ComponentDefinition, part: PlainPart, 
     if path is None:
         return None
     outputs, in_place = snapshot.objects(path, definition.name, part.field)
-    values = _decode_each(
-        definition.name,
-        part.field,
-        outputs,
-        lambda index, value: decode_object(index, value, part.wanted),
-    )
+    if _DICT_ONLY.issuperset(map(type, outputs)):  # every output an object: decoding hands each back as it is
+        values: list[dict[str, Any]] = outputs
+    else:
+        values = _decode_each(
+            definition.name,
+            part.field,
+            outputs,
+            lambda index, value: decode_object(index, value, part.wanted),
+        )
     return PlainValues(_zip(definition, part.field, ids, values), in_place)
+
+
+_DICT_ONLY: Final = frozenset({dict})
 
 
 def fragmented(
