@@ -9,7 +9,7 @@ program libjq reads the same way; see docs/jq.md for the grammar and what each n
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 import msgspec
 
@@ -258,7 +258,7 @@ class ObjectPattern(_Node, frozen=True):
     entries: tuple[ObjectPatternEntry, ...]
 
 
-Pattern = Union[VarPattern, ArrayPattern, ObjectPattern]
+Pattern = VarPattern | ArrayPattern | ObjectPattern
 
 
 class Bind(_Node, frozen=True):
@@ -331,32 +331,32 @@ class FuncDefine(_Node, frozen=True):
     rest: Node
 
 
-Node = Union[
-    Identity,
-    RecurseAll,
-    Literal,
-    Number,
-    String,
-    Format,
-    Var,
-    VarNoCopy,
-    Loc,
-    Index,
-    Slice,
-    Iterate,
-    Try,
-    Call,
-    Neg,
-    Collect,
-    ObjectCons,
-    Pipe,
-    Comma,
-    Binary,
-    If,
-    Bind,
-    Reduce,
-    Foreach,
-    Label,
-    Break,
-    FuncDefine,
-]
+Node = (
+    Identity
+    | RecurseAll
+    | Literal
+    | Number
+    | String
+    | Format
+    | Var
+    | VarNoCopy
+    | Loc
+    | Index
+    | Slice
+    | Iterate
+    | Try
+    | Call
+    | Neg
+    | Collect
+    | ObjectCons
+    | Pipe
+    | Comma
+    | Binary
+    | If
+    | Bind
+    | Reduce
+    | Foreach
+    | Label
+    | Break
+    | FuncDefine
+)
