@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,9 +15,16 @@ from tests.unit.test_codegen import DEFINITIONS, OBJECTS
 from workload_map.jq import INPROCESS
 from workload_map.model import ComponentDefinition, ScaleDefinition, SpecDefinition
 from workload_map.resolve import ExtractionError, Workload, extract
-from workload_map.resolve.decode import DecodeError, decode_object, decode_replicas
-from workload_map.resolve.resolution import PART_ORDER, PART_REQUESTS, ResolvedComponent, _Failed, _WithErrors
-from workload_map.resolve.results import ComponentError, Scale
+from workload_map.resolve.decode import DecodeError, decode_instance_ids, decode_object, decode_replicas, decode_string
+from workload_map.resolve.resolution import (
+    PART_ORDER,
+    PART_REQUESTS,
+    ResolvedComponent,
+    _Failed,
+    _WithErrors,
+    object_ref,
+)
+from workload_map.resolve.results import ComponentError, ObjectRef, Scale
 from workload_map.resolve.snapshot import Snapshot
 from workload_map.resolve.structure import structure_of
 
@@ -217,3 +225,73 @@ def test_a_plain_part_is_each_output_decoded(values: list[Any], grouped: bool) -
     except DecodeError as exc:
         expected = ("error", extract.SPEC.field, str(exc))
     assert found == expected
+
+
+class _Name(str):
+    """A str subclass: read as a string by both the shortcut and the general path."""
+
+
+_IDENTITY_VALUES = st.one_of(
+    st.none(), st.text(max_size=3), st.integers(), st.booleans(), st.builds(_Name, st.text(max_size=2))
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["apiVersion", "kind", "metadata"]), _IDENTITY_VALUES, max_size=3),
+    st.one_of(
+        _IDENTITY_VALUES,
+        st.dictionaries(
+            st.sampled_from(["name", "generateName", "namespace", "uid", "creationTimestamp"]), _IDENTITY_VALUES
+        ),
+    ),
+)
+def test_object_ref_reads_each_identity_field_as_text(obj: dict[str, Any], metadata: Any) -> None:
+    obj = {**obj, "metadata": metadata}
+    meta = metadata if isinstance(metadata, dict) else {}
+
+    def text(value: Any) -> str:
+        return value if isinstance(value, str) else ""
+
+    found = object_ref(obj)
+    assert found == ObjectRef(
+        api_version=text(obj.get("apiVersion")),
+        kind=text(obj.get("kind")),
+        name=text(meta.get("name")) or text(meta.get("generateName")),
+        namespace=text(meta.get("namespace")),
+        uid=text(meta.get("uid")),
+        creation_timestamp=text(meta.get("creationTimestamp")),
+    )
+    assert [type(value) for value in msgspec.structs.astuple(found)] == [
+        type(text(value))
+        for value in (
+            obj.get("apiVersion"),
+            obj.get("kind"),
+            meta.get("name") if text(meta.get("name")) else meta.get("generateName"),
+            meta.get("namespace"),
+            meta.get("uid"),
+            meta.get("creationTimestamp"),
+        )
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=2), st.none(), st.integers(), st.builds(_Name, st.text(max_size=2)))))
+def test_instance_ids_decode_as_each_string_does(values: list[Any]) -> None:
+    try:
+        found: Any = decode_instance_ids(values)
+    except DecodeError as exc:
+        found = ("error", str(exc))
+    try:
+        ids = [decode_string(index, value) for index, value in enumerate(values)]
+        if any(not instance_id for instance_id in ids):
+            raise DecodeError(
+                f"instance id path contained empty string values [{','.join(ids)}]: every instance needs a non-empty id"
+            )
+        expected: Any = ids
+    except DecodeError as exc:
+        expected = ("error", str(exc))
+    assert found == expected
+    if type(found) is list:
+        assert found is not values
+        assert [type(value) for value in found] == [type(value) for value in expected]

@@ -13,7 +13,7 @@ caller adds the component and the field.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
 
 from workload_map._jsontype import json_type_phrase
 from workload_map._regex import LazyPattern
@@ -151,9 +151,14 @@ def _digits(number: int) -> str:
 
 def decode_instance_ids(values: list[Any]) -> list[str]:
     """Instance ids: each output a non-empty string (null counts as empty, a number is an error)."""
+    if _STR_ONLY.issuperset(map(type, values)) and all(values):  # the common case, checked in C
+        return list(values)
     ids = [decode_string(index, value) for index, value in enumerate(values)]
     if any(not instance_id for instance_id in ids):
         raise DecodeError(
             f"instance id path contained empty string values [{','.join(ids)}]: every instance needs a non-empty id"
         )
     return ids
+
+
+_STR_ONLY: Final = frozenset({str})

@@ -634,14 +634,20 @@ def object_ref(obj: Mapping[str, Any]) -> ObjectRef:
     """The identity of a Kubernetes object: apiVersion, kind, name (else generateName), namespace, uid and
     creation time (`""` when absent)."""
     metadata = obj.get("metadata")
-    metadata = metadata if isinstance(metadata, dict) else {}
+    get = metadata.get if isinstance(metadata, dict) else _EMPTY.get
+    # `_text` written out: this runs once per resolution (issue 19)
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    name, namespace, uid, created = get("name"), get("namespace"), get("uid"), get("creationTimestamp")
+    name = name if isinstance(name, str) else ""
+    if not name:
+        name = _text(get("generateName"))
     return ObjectRef(
-        api_version=_text(obj.get("apiVersion")),
-        kind=_text(obj.get("kind")),
-        name=_text(metadata.get("name")) or _text(metadata.get("generateName")),
-        namespace=_text(metadata.get("namespace")),
-        uid=_text(metadata.get("uid")),
-        creation_timestamp=_text(metadata.get("creationTimestamp")),
+        api_version if isinstance(api_version, str) else "",
+        kind if isinstance(kind, str) else "",
+        name,
+        namespace if isinstance(namespace, str) else "",
+        uid if isinstance(uid, str) else "",
+        created if isinstance(created, str) else "",
     )
 
 
