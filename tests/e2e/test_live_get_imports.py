@@ -3,7 +3,8 @@ imports. No timing here (the figures are benchmarks/bench_kli_get.py's); these k
 coming back unnoticed: the watch machinery (only `get -w`), the thread pool (only `--all-types` and several
 clusters), httpx and its stack (a direct connection goes through `cluster.http11`), lightkube (the kubeconfig
 models are ours), PyYAML (the kubeconfig is read by the model's YAML subset reader) and subprocess (only for an
-exec credential plugin), nor `http.client` and `email`."""
+exec credential plugin), nor `http.client` and `email`; nor the view layer (only `-o wide`, `-o json|yaml`), the
+JSONPath engine and custom columns (only a templated `-o`) or the terminal fitting (only on a terminal)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,11 @@ NOT_IN_GET = (
     "subprocess",
     "http.client",  # cluster.http11 reads HTTP/1.1 on the socket: http.client would import the email package
     "email",
+    "workload_map.view",  # the status alone is read: no view
+    "workload_map.cli.views",
+    "workload_map.cli.render.shape",
+    "workload_map.cli.render.jsonpath",  # only -o jsonpath=... and custom-columns
+    "workload_map.cli.render.columns",  # and on a terminal, to fit the table
 )
 
 _GET = """
@@ -92,7 +98,8 @@ def test_a_plain_get_imports_only_what_it_uses(api_server: ApiServer, namespace:
 def test_what_a_plain_get_leaves_out_still_loads_where_needed(
     api_server: ApiServer, namespace: str, tmp_path: Path
 ) -> None:
-    """The cut imports are deferred, not gone: --all-types takes the thread pool, a proxy takes httpx."""
+    """The cut imports are deferred, not gone: --all-types takes the thread pool, a proxy takes httpx, -o wide the
+    view layer, custom columns the JSONPath engine."""
     create(api_server, deployment_body("web", replicas=1), namespace=namespace)
     every = _get(api_server, tmp_path, "get", "--all-types", "-n", namespace)
     assert every["code"] == 0
@@ -110,3 +117,11 @@ def test_what_a_plain_get_leaves_out_still_loads_where_needed(
     assert proxied["code"] == 0
     modules = proxied["modules"]
     assert isinstance(modules, list) and _loaded("httpx2", modules)
+    wide = _get(api_server, tmp_path, "get", "deployments", "-n", namespace, "-o", "wide")
+    assert wide["code"] == 0 and str(wide["table"]).split()[:5] == ["NAME", "PHASE", "AGE", "PODS", "GPU"]
+    modules = wide["modules"]
+    assert isinstance(modules, list) and _loaded("workload_map.view", modules)
+    columns = _get(api_server, tmp_path, "get", "deployments", "-n", namespace, "-o", "custom-columns=N:.name")
+    assert columns["code"] == 0 and str(columns["table"]).split() == ["N", "web"]
+    modules = columns["modules"]
+    assert isinstance(modules, list) and _loaded("workload_map.cli.render.jsonpath", modules)

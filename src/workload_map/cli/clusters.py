@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import msgspec
@@ -38,8 +37,7 @@ CURRENT = "(current context)"
 """How messages name the cluster of the current context (the context `""`)."""
 
 
-@dataclass(frozen=True)
-class ClusterAnswer(Generic[T]):
+class ClusterAnswer(msgspec.Struct, Generic[T], frozen=True):
     """One cluster's answer: `value`, or `error` (one line) when it could not be asked."""
 
     context: str

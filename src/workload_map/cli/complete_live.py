@@ -17,7 +17,6 @@ user's prompt.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -127,7 +126,7 @@ def answer(args: Sequence[str], incomplete: str, params: Mapping[str, Any]) -> l
         prefix = f"{token}/"
     settings = connection_settings(connection_from_params(params), request_timeout=BUDGET)
     if settings.request_timeout is None or settings.request_timeout > BUDGET:
-        settings = dataclasses.replace(settings, request_timeout=BUDGET)
+        settings = msgspec.structs.replace(settings, request_timeout=BUDGET)
     cache_dir = params.get("cache_dir")
     kwargs: dict[str, Any] = {} if cache_dir is None else {"cache_dir": Path(cache_dir).expanduser()}
     with Cluster(settings, **kwargs) as cluster:

@@ -22,9 +22,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from workload_map.cli.context import state
 from workload_map.cli.definitions_source import build_registry
@@ -136,8 +137,7 @@ def _debug_log(line: str) -> None:
 debug_log = _debug_log  # the `--debug` line of a request, for the watch loop's async client
 
 
-@dataclass
-class LiveSession:
+class LiveSession(msgspec.Struct):
     """An open cluster (`cluster`) and the definitions in force (`registry`: local > cluster > catalog)."""
 
     cluster: Cluster

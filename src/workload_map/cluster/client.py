@@ -17,8 +17,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
 
 from workload_map._limits import MAX_RESPONSE_BYTES
 from workload_map._version import __version__
@@ -78,8 +79,7 @@ _status_message = status_message
 _transport_reason = transport_reason
 
 
-@dataclass(frozen=True)
-class RequestRecord:
+class RequestRecord(msgspec.Struct, frozen=True):
     """One request sent: what `--debug` prints and what tests count."""
 
     method: str

@@ -25,8 +25,9 @@ import re
 import threading
 from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
 
 from workload_map.cluster.errors import (
     ApiError,
@@ -50,8 +51,7 @@ MERGE_PATCH = "application/merge-patch+json"
 DEFAULT_CHUNK_SIZE = 500
 
 
-@dataclass(frozen=True)
-class Operation:
+class Operation(msgspec.Struct, frozen=True):
     """What a request does, in words, for error messages: `list`, `pytorchjobs.kubeflow.org`, namespace `x`."""
 
     verb: str
@@ -67,8 +67,7 @@ class Operation:
         return what
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(msgspec.Struct, frozen=True):
     """One request to send (what a shell's `handle` receives); the answer is the decoded JSON body."""
 
     method: str
@@ -95,8 +94,7 @@ class Call:
         return "&".join(f"{k}={v}" for k, v in (self.params or {}).items())
 
 
-@dataclass(frozen=True)
-class Gather:
+class Gather(msgspec.Struct, frozen=True):
     """Calls that may be sent concurrently, at most `limit` at a time; answered with a list of values or
     `ClusterError`s (in order)."""
 
@@ -109,11 +107,10 @@ Need = Any
 Op = Generator[Need, Any, T]
 
 
-@dataclass
-class ListResult:
+class ListResult(msgspec.Struct):
     """The items of a (possibly paged) LIST, the list's kind and resourceVersion, and how many pages it took."""
 
-    items: list[dict[str, Any]] = field(default_factory=list)
+    items: list[dict[str, Any]] = msgspec.field(default_factory=list)
     kind: str = ""
     resource_version: str = ""
     pages: int = 0
@@ -226,8 +223,6 @@ def merge_patch_op(
 
 def interpret(context: KubeContext, call: Call, status: int, content: bytes, content_type: str | None) -> Any:
     """The decoded JSON body of an answer; raises the `ClusterError` a status of 400 or more means."""
-    import msgspec
-
     from workload_map.cluster.listdecode import NestedTooDeepError, decode_list_page
 
     if status >= 400:

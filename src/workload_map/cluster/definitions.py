@@ -13,8 +13,9 @@ Never fatal (the built-in catalog still works without them), but never silent wh
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from workload_map.cluster.errors import ClusterError, Forbidden, NotFound
 
@@ -27,14 +28,13 @@ KARTAS_PATH = "/apis/run.ai/v1alpha1/kartas"
 KARTA_RESOURCE = "kartas.run.ai"
 
 
-@dataclass
-class ClusterDefinitions:
+class ClusterDefinitions(msgspec.Struct):
     """What the cluster holds: the usable definitions, warnings to show, notes for `--debug`, and the outcome
     (`ok`, `absent`, `forbidden`, `unreachable`, `error`)."""
 
-    definitions: list[Karta] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    definitions: list[Karta] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
     state: str = "ok"
     error: ClusterError | None = None
 

@@ -19,9 +19,10 @@ import re
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from workload_map._io import InputError, read_input_text
 from workload_map.cluster.core import Call, Gather, Op, Operation
@@ -40,8 +41,7 @@ CACHE_FORMAT = 1
 LEGACY_WORKERS = 6
 
 
-@dataclass(frozen=True)
-class APIResource:
+class APIResource(msgspec.Struct, frozen=True):
     """One served resource type at one version (subresources left out)."""
 
     group: str

@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -176,8 +175,7 @@ def _from_server(server: str) -> _Kubeconfig:
 # --- the connection ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ConnectionSettings:
+class ConnectionSettings(msgspec.Struct, frozen=True):
     """kubectl's connection flags (None: not given, the kubeconfig decides)."""
 
     kubeconfig: str | None = None
@@ -208,8 +206,7 @@ class ConnectionSettings:
     """`--disable-compression`: ask for uncompressed answers (`Accept-Encoding: identity`)."""
 
 
-@dataclass(frozen=True)
-class KubeContext:
+class KubeContext(msgspec.Struct, frozen=True):
     """The connection a run uses: its `SingleConfig` plus what messages need to name."""
 
     config: SingleConfig

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
 
 from workload_map.cluster.core import Op, drive
 from workload_map.cluster.errors import ApiError, ClusterError, NotFound
@@ -69,19 +70,17 @@ def name_of(obj: Mapping[str, Any]) -> str:
     return name if isinstance(name, str) else ""
 
 
-@dataclass
-class OwnerListing:
+class OwnerListing(msgspec.Struct):
     """One metadata LIST: the items by UID, or why there are none (`error`; `served` False: no such type)."""
 
     kind: str
-    items: list[dict[str, Any]] = field(default_factory=list)
-    by_uid: dict[str, dict[str, Any]] = field(default_factory=dict)
+    items: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    by_uid: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
     error: ClusterError | None = None
     served: bool = True
 
 
-@dataclass(frozen=True)
-class Owners:
+class Owners(msgspec.Struct, frozen=True):
     """The need of an owner walk: the objects these (namespace, ownerReference) pairs name, answered with a list of
     (object or None, its `OwnerListing`) in order, by an owner loader (sync or async)."""
 
@@ -242,8 +241,7 @@ def walk_op(
     return index, warnings
 
 
-@dataclass(frozen=True)
-class TopLevelResult:
+class TopLevelResult(msgspec.Struct, frozen=True):
     kept: list[dict[str, Any]]
     hidden: int
     warnings: list[str]

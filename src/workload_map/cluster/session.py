@@ -18,9 +18,10 @@ read per pod or per object.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
 
 from workload_map.cluster.client import DEFAULT_CHUNK_SIZE, USER_AGENT, ApiClient, ListResult, Operation
 from workload_map.cluster.core import Call, Op, drive, list_op, merge_patch_op
@@ -58,8 +59,7 @@ class _DefaultCache:
 DEFAULT_CACHE = _DefaultCache()
 
 
-@dataclass
-class LiveWorkload:
+class LiveWorkload(msgspec.Struct):
     """A workload read from the cluster with what its view needs: the object, the pods of its namespace, and the
     owners that connect them (an `OwnerIndex`). `warnings` are owner kinds that could not be read."""
 
@@ -67,7 +67,7 @@ class LiveWorkload:
     type: ResolvedType
     pods: list[dict[str, Any]]
     owners: OwnerIndex
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
 
     @property
     def origin(self) -> str:
@@ -228,8 +228,7 @@ class Cluster:
 # --- the operations both shells run (sans-I/O) ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Discover:
+class Discover(msgspec.Struct, frozen=True):
     """The need for the discovery document (`refresh`: re-read it; answered None when it is already fresh)."""
 
     refresh: bool = False

@@ -19,8 +19,9 @@ The token is matched as kubectl matches a resource argument (kli-cli §2.3), cas
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from workload_map.cluster.errors import AmbiguousType, TypeNotCovered
 
@@ -30,8 +31,7 @@ if TYPE_CHECKING:
     from workload_map.model import GVK
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(msgspec.Struct, frozen=True):
     """One way to read a token: a name, optionally narrowed to a group and a version."""
 
     name: str
@@ -52,8 +52,7 @@ def readings(token: str) -> list[Reading]:
     return found
 
 
-@dataclass(frozen=True)
-class ResolvedType:
+class ResolvedType(msgspec.Struct, frozen=True):
     """What a TYPE token resolved to: the definition and, when the cluster serves the type, the resource."""
 
     token: str

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import datetime
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import IO, Any
+from collections.abc import Callable, Sequence
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 import msgspec
@@ -42,11 +41,9 @@ from workload_map.cli.options import (
     poll_interval_option,
     resolve_output,
 )
-from workload_map.cli.pipeline import admitted_workload, resolve_object
+from workload_map.cli.pipeline import ResolvedWorkload, admitted_workload, resolve_object
 from workload_map.cli.render import machine
-from workload_map.cli.render.columns import fit_table
 from workload_map.cli.render.fmt import age
-from workload_map.cli.render.shape import shape
 from workload_map.cli.render.templated import TEMPLATED, JSONPathError, TemplatedFormat, parse_format
 from workload_map.cli.render.text import (
     PHASE_STYLES,
@@ -58,14 +55,17 @@ from workload_map.cli.render.text import (
     write_table,
 )
 from workload_map.cli.safe import safe_text
-from workload_map.cli.views import view_of
 from workload_map.cluster import ClusterError, Forbidden, NotServed, ResolvedType, top_level
 from workload_map.cluster.labels import selector_problem
 from workload_map.jq import EvaluationPolicy
 from workload_map.model import PRIMARY_PHASE_PRECEDENCE, UNDEFINED
 from workload_map.resolve import ResolveError
-from workload_map.view import WorkloadView
-from workload_map.view.types import identity_dict
+
+if TYPE_CHECKING:
+    from workload_map.view import WorkloadView
+
+# The view layer (`cli.views`, `render.shape`) is imported by `-o wide` and `-o json|yaml` only, the terminal
+# fitting (`render.columns`) on a terminal only: a plain `get` piped or captured reads the status alone (issue 19).
 
 OUTPUT = OutputSpec("get", ("table", "wide", "json", "yaml", "name"), templated=TEMPLATED)
 # On a narrow terminal the table loses these first (NAME and PHASE always stay), kubectl's low-priority columns.
@@ -96,8 +96,7 @@ def parse_phases(values: Sequence[str]) -> frozenset[str]:
     return frozenset(chosen)
 
 
-@dataclass
-class Row:
+class Row(msgspec.Struct):
     """One workload of the result."""
 
     obj: dict[str, Any]
@@ -115,6 +114,8 @@ class Row:
     view: WorkloadView | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        from workload_map.view.types import identity_dict
+
         return identity_dict(self)
 
 
@@ -141,6 +142,11 @@ def _make_rows(
     rows: list[Row] = []
     warnings: list[str] = []
     validate = True
+    viewer: Callable[[ResolvedWorkload], WorkloadView] | None = None
+    if wide:  # the view layer, for -o wide only
+        from workload_map.cli.views import view_of
+
+        viewer = view_of
     # a LIST's items and their rows live until the command exits: the console script freezes them (cli.heap)
     kept = KeptRows() if listed else None
     for obj in objects:
@@ -155,10 +161,10 @@ def _make_rows(
                 metadata=metadata,
                 kind=kind,
                 name=name,
-                wide=wide,
                 policy=policy,
                 validate=validate,
                 listed=listed,
+                view_of=viewer,
             )
         except ResolveError as exc:
             warnings.append(f"could not resolve {kind}/{name}: {exc}")
@@ -180,14 +186,15 @@ def _row(
     metadata: dict[str, Any],
     kind: str,
     name: str,
-    wide: bool,
     policy: EvaluationPolicy,
     validate: bool,
     listed: bool,
+    view_of: Callable[[ResolvedWorkload], WorkloadView] | None,
 ) -> Row:
-    """One object's row; raises `ResolveError`."""
+    """One object's row, with its view when given `view_of` (`-o wide`: `cli.views.view_of`); raises
+    `ResolveError`."""
     view: WorkloadView | None = None
-    if wide:
+    if view_of is not None:
         resolved = resolve_object(
             definition.karta,
             obj,
@@ -337,6 +344,8 @@ def _all_types(
 def _components_cell(view: WorkloadView | None) -> str:
     if view is None or not view.components:
         return "<none>"
+    from workload_map.cli.render.shape import shape
+
     # the tree's top-level rows (cli/render/shape.py): `driver(1),workers(8)`, not a lone `replicatedjob(9)`
     parts = [f"{row.name}({row.node.replicas.desired})" for row in shape(view)]
     shown = parts[:MAX_COMPONENTS_SHOWN]
@@ -425,6 +434,8 @@ def fit_terminal(table: list[list[Cell]], headers: Sequence[str]) -> tuple[list[
     out = state().stdout
     if not _on_terminal(out) or not table:
         return table, ""
+    from workload_map.cli.render.columns import fit_table
+
     width = state().width(out)
     texts = [[shown_text(cell) for cell in row] for row in table]  # as wide as printed: escapes included
     order = [headers.index(name) for name in DROP_FIRST if name in headers]

@@ -27,16 +27,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from workload_map._regex import LazyPattern
-from workload_map.errors import WorkloadMapError
+from workload_map.cli.render.jsonpath_error import JSONPathError
 
 __all__ = ["JSONPathError", "Template", "compile_template", "to_text"]
 
 MAX_TEMPLATE: Final = 10_000  # characters; a template is typed by a person
 MAX_DEPTH: Final = 64  # nested ranges and filters
-
-
-class JSONPathError(WorkloadMapError, ValueError):
-    """A template that cannot be parsed."""
 
 
 # --- the parsed form -------------------------------------------------------------------------------------------

@@ -10,20 +10,26 @@ the values from the data are escaped.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
-from workload_map.cli.render.columns import Column, column_cells, parse_columns, parse_columns_file
-from workload_map.cli.render.jsonpath import JSONPathError, Template, compile_template
+import msgspec
+
+from workload_map.cli.render.jsonpath_error import JSONPathError
 from workload_map.cli.safe import safe_text
+
+if TYPE_CHECKING:
+    from workload_map.cli.render.columns import Column
+    from workload_map.cli.render.jsonpath import Template
+
+# The JSONPath engine and the custom columns (`render.jsonpath`, `render.columns`) are imported when a format is a
+# template: `get` parses every `-o` here, and a plain table never needs them (issue 19: a dozen dataclasses).
 
 __all__ = ["TEMPLATED", "JSONPathError", "TemplatedFormat", "parse_format"]
 
 TEMPLATED: Final = ("jsonpath", "jsonpath-file", "custom-columns", "custom-columns-file")
 
 
-@dataclass(frozen=True)
-class TemplatedFormat:
+class TemplatedFormat(msgspec.Struct, frozen=True):
     """A parsed `-o NAME=VALUE`: a JSONPath template, or the columns of a custom-columns table."""
 
     name: str
@@ -42,6 +48,8 @@ class TemplatedFormat:
     def cells(self, items: Sequence[Any]) -> list[list[str]]:
         """The custom-columns table: the headers, then one row per item (cells not yet escaped: the line
         writer escapes them)."""
+        from workload_map.cli.render.columns import column_cells
+
         return [[column.header for column in self.columns], *(column_cells(item, self.columns) for item in items)]
 
 
@@ -55,6 +63,8 @@ def parse_format(fmt: str, read_text: Callable[[str], str]) -> TemplatedFormat |
         example = "'{.items[*].name}'" if name == "jsonpath" else "NAME:.name,PHASE:.phase"
         what = "a file" if name.endswith("-file") else f"a value, e.g. -o {name}={example}"
         raise JSONPathError(f"-o {name}= needs {what}")
+    from workload_map.cli.render.columns import parse_columns, parse_columns_file
+
     if name == "jsonpath":
         return TemplatedFormat(name, template=_template(value, "-o jsonpath"))
     if name == "jsonpath-file":
@@ -65,6 +75,8 @@ def parse_format(fmt: str, read_text: Callable[[str], str]) -> TemplatedFormat |
 
 
 def _template(text: str, where: str) -> Template:
+    from workload_map.cli.render.jsonpath import compile_template
+
     try:
         return compile_template(text)
     except JSONPathError as exc:
