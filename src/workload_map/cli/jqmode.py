@@ -70,6 +70,9 @@ class _StopRecorder(msgspec.Struct, frozen=True):
 
     def refuse(self, expression: str) -> JqLimitError | None:
         """Why `expression` is not evaluated (the definition was stopped earlier, the budget is spent), or None."""
+        run = state()
+        if not run.jq_stops and run.jq_seconds < self.budget:
+            return None  # `_reason`'s common case, one call less: asked 17 times per Deployment `wmap get` lists
         reason = self._reason()
         return None if reason is None else JqLimitError(expression, reason)
 
