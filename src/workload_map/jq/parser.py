@@ -13,7 +13,7 @@ import functools
 from typing import Final
 
 from workload_map.errors import ArgumentTypeError
-from workload_map.jq import ast, trees
+from workload_map.jq import ast, facts, trees
 from workload_map.jq.ast import Node
 from workload_map.jq.errors import JqParseError
 from workload_map.jq.operators import ASSIGNMENT_OPERATORS, BINARY_OPERATORS
@@ -72,6 +72,7 @@ def _too_deep(tree: Node) -> bool:
 def _cache_clear() -> None:
     _parse.cache_clear()
     trees.forget()
+    facts.forget()  # worked out on the remembered trees: a cold start forgets both
 
 
 parse.cache_clear = _cache_clear  # type: ignore[attr-defined]  # benchmarks time uncached parses
