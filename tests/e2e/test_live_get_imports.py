@@ -46,6 +46,7 @@ NOT_IN_GET = (
     "workload_map.cli.render.shape",
     "workload_map.cli.render.jsonpath",  # only -o jsonpath=... and custom-columns
     "workload_map.cli.render.columns",  # and on a terminal, to fit the table
+    "tempfile",  # only to write the discovery cache, which this warm run reads
 )
 
 _GET = """

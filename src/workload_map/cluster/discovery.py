@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -271,6 +270,8 @@ def read_cache(path: Path, server: str, ttl: float, now: float | None = None) ->
 
 def write_cache(path: Path, server: str, document: DiscoveryDocument) -> None:
     """Write atomically (a concurrent reader sees the old file or the new one); failures are ignored."""
+    import tempfile  # only when the cache is written: a warm `get` never loads it (with shutil, random, bz2, lzma)
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".discovery-", dir=path.parent)
