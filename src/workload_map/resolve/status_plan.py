@@ -10,7 +10,9 @@ read fails it gives None and the caller runs `extract_status`, which gives the e
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
+
+import msgspec
 
 from workload_map.errors import WorkloadMapError
 from workload_map.jq import Document
@@ -29,9 +31,12 @@ class Results(Protocol):
     def __getitem__(self, index: int, /) -> Any: ...
 
 
-class _PlannedMatcher(NamedTuple):
+class _PlannedMatcher(msgspec.Struct, frozen=True):
     """One matcher with what reading it needs worked out once: its criteria, the position of its expression's
-    outputs among the plan's results (-1 without `byExpression`), and the reason's reads."""
+    outputs among the plan's results (-1 without `byExpression`), and the reason's reads.
+
+    A frozen msgspec Struct, read by field name only: making a NamedTuple class costs ~0.5 M instructions at
+    import, on every describe's path (issue 19)."""
 
     by_phase: str | None
     conditions: tuple[tuple[str, str | None, str | None], ...]
