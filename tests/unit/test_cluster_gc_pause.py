@@ -17,7 +17,9 @@ def collector_on() -> Iterator[None]:
     was = gc.isenabled()
     gc.enable()
     yield
-    if not was:
+    if was:  # a test may have turned it off (test_left_off_when_it_was_off): the next test gets it as it was
+        gc.enable()
+    else:
         gc.disable()
 
 
