@@ -15,7 +15,7 @@ grand total under -o tree. See docs/cli.md.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -36,7 +36,6 @@ from workload_map.cli.option_values import POD_LIMIT_DEFAULT, ConnectionOptions,
 from workload_map.cli.pipeline import (
     Duplicate,
     Failed,
-    PolicyFor,
     ResolvedWorkload,
     Uncovered,
     Untyped,
@@ -46,6 +45,9 @@ from workload_map.cli.pipeline import (
 )
 from workload_map.cli.render import machine
 from workload_map.cli.views import Described, tree_origin, view_list, view_of, write_views
+
+if TYPE_CHECKING:
+    from workload_map.cli.pipeline import PolicyFor
 
 OUTPUT = OutputSpec("describe", ("tree", "json", "yaml"), aliases={"table": "tree"})
 NO_DEFINITION_HINT = (
