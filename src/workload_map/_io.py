@@ -24,7 +24,7 @@ import os
 import stat
 import sys
 import time
-from typing import Any, Final, Literal, Protocol, Union
+from typing import TYPE_CHECKING, Any, Final
 
 from workload_map._limits import MAX_INPUT_BYTES, STREAM_TIMEOUT
 from workload_map.errors import ArgumentTypeError, WorkloadMapError
@@ -42,14 +42,15 @@ __all__ = [
 
 _CHUNK: Final = 1024 * 1024
 
-Reason = Literal["missing", "permission", "directory", "too-large", "timeout", "closed", "not-utf8", "unreadable"]
+if TYPE_CHECKING:  # annotations only: the Literal, the Protocol and the Union cost ~0.5 M instructions at import
+    from typing import Literal, Protocol, Union
 
+    Reason = Literal["missing", "permission", "directory", "too-large", "timeout", "closed", "not-utf8", "unreadable"]
 
-class _Readable(Protocol):
-    def read(self, size: int = ..., /) -> Any: ...
+    class _Readable(Protocol):
+        def read(self, size: int = ..., /) -> Any: ...
 
-
-Source = Union[str, "os.PathLike[str]", _Readable]
+    Source = Union[str, "os.PathLike[str]", _Readable]
 
 
 class InputError(WorkloadMapError, ValueError):
