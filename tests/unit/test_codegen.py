@@ -466,3 +466,67 @@ def test_the_count_of_batches_seen_is_bounded(monkeypatch: pytest.MonkeyPatch) -
         assert not generated._worth_generating((f".a{index}",))
     assert len(generated._seen) <= generated._MAX_SEEN
     assert generated._worth_generating((f".a{generated._MAX_SEEN + 9}",))
+
+
+# --- the shapes the generator specialises: `[f] | add` without the array, `//` keeping an int at once, comparisons
+# of two ints (issue 19, session 18) ---------------------------------------------------------------------------
+
+_SPECIALISED = (
+    "[.a[]? | .b // 1] | add // 0",
+    "[.a[]? | .b] | add",
+    "[.a[]? | .b // 1] | add // null",
+    '[.a[]? | .b] | add // "none"',
+    "[(.c // [])[] | (.b // 0) + (.d // 0)] | add // 0",
+    "[.a[]?, .c[]? | .b // 1] | add",
+    "[.a[]? | .b] | add // .x",  # the fallback reads the input: not the `([f] | add) // c` form
+    "[.a[]? | .b // 1] | add // 0 | . > 0",
+    "([.a[]? | .b // 1] | add // 0) as $n | $n > 0 and ([.c[]? | .b // 0] | add // 0) >= $n",
+    ".x > 0, .x < .y, .x >= .y, .x <= 3, 2 < .y, .x == .y, .x != 0, (.x // 0) > (.y // 0)",
+    ".x // 5, .y // .x, (.x // false) and (.y // true), .x > 0 and .y > 0, .x < 0 or .y < 0",
+)
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-5, max_value=5),
+    st.integers(min_value=2**53 - 3, max_value=2**53 + 3),
+    st.integers(min_value=-(2**53) - 3, max_value=-(2**53) + 3),
+    st.sampled_from([0.0, 1.0, 2.5, -1.0, math.nan, math.inf]),
+    st.sampled_from(["", "a", "1"]),
+    st.just([]),
+    st.just([1, 2]),
+    st.just({}),
+    st.just({"b": 1}),
+)
+_ITEMS = st.one_of(st.dictionaries(st.sampled_from(["b", "d", "z"]), _VALUES, max_size=3), _VALUES)
+_HOLDERS = st.fixed_dictionaries(
+    {},
+    optional={
+        "a": st.one_of(st.lists(_ITEMS, max_size=5), _VALUES),
+        "c": st.one_of(st.lists(_ITEMS, max_size=5), _VALUES),
+        "x": _VALUES,
+        "y": _VALUES,
+    },
+)
+
+
+@SETTINGS
+@given(_HOLDERS)
+def test_the_specialised_shapes_give_what_the_current_path_gives(obj: dict[str, Any]) -> None:
+    for expr in _SPECIALISED:
+        _agree(obj, (expr,))
+    _agree(obj, _SPECIALISED)  # as one batch, with its shared subtrees
+
+
+def test_the_specialised_shapes_are_generated_and_answer_plain_objects_themselves() -> None:
+    assert not codegen.uncovered(_SPECIALISED)
+    source = codegen.generated_source(("[.a[]? | .b // 1] | add // 0",))
+    assert set(re.findall(r"(\w+)\.append\(", source)) <= {"o", "r"}  # `[f] | add` adds as it goes: no array
+    obj = {"a": [{"b": 2}, {}, {"b": None}, {"b": 3}], "c": [{"b": 1, "d": 2}], "x": 4, "y": 4}
+    program = codegen.expression_functions(_SPECIALISED)
+    got = [function(obj, {}) for function in program.functions]
+    assert codegen.BAIL not in got
+    assert got[0] == [7] and got[1] == [5] and got[4] == [3] and got[8] == [False]
+    assert got[9] == [True, False, True, False, True, True, True, False]
+    expected = _current(Document(copy.deepcopy(obj)), _SPECIALISED)
+    assert [_strict(value) for value in got] == [_strict(value) for value in expected]

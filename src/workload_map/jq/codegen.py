@@ -70,8 +70,12 @@ class _Decline(WorkloadMapError):  # noqa: N818
 # --- helpers the generated code calls --------------------------------------------------------------------------
 
 
+_STR: Final = frozenset({str})
+
+
 def _str_keys(obj: dict[Any, Any]) -> bool:
-    return all(type(key) is str for key in obj)
+    # the key types gathered in C: half the time of a generator over the keys (a str subclass is not `str`)
+    return set(map(type, obj)) <= _STR
 
 
 def _sorted_values(obj: dict[Any, Any]) -> list[Any]:
@@ -338,7 +342,35 @@ class _Generator:
         self.node(node.body, inp, indent, env, emit)
 
     def n_Pipe(self, node: A.Pipe, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
-        self.node(node.left, inp, indent, env, lambda mid, at: self.node(node.right, mid, at, env, emit))
+        left, right = node.left, node.right
+        if type(left) is A.Collect and left.body is not None:
+            if _is_add(right):
+                emit(self._summed(left.body, inp, indent, env), indent)
+                return
+            if type(right) is A.Binary and right.op == "//" and _is_add(right.left) and _is_constant(right.right):
+                # `[f] | add // c` is `([f] | add) // c` when c reads no input
+                self._alternative(A.Binary("//", A.Pipe(left, right.left), right.right), inp, indent, env, emit)
+                return
+        self.node(left, inp, indent, env, lambda mid, at: self.node(right, mid, at, env, emit))
+
+    def _summed(self, body: Any, inp: str, indent: int, env: dict[str, str]) -> str:
+        """`[body] | add` without the array: each output is added as it comes, in order, as `add` adds the
+        array's elements (the same checks and bails), and charged as `add`'s iteration charges the array."""
+        total = self.assign(indent, "None")
+
+        def add(item: str, at: int) -> None:
+            self.put(at, "s += 1")
+            # two ints first (the common case): a null total is never an int, so the order of `add` is kept
+            self.put(at, f"if type({total}) is int and type({item}) is int:")
+            self.put(at + 1, f"{total} = {total} + {item}")
+            self.put(at + 1, f"if not -S < {total} < S: raise B")
+            self.put(at, f"elif {total} is None: {total} = {item}")
+            self.put(at, f"elif {item} is None: pass")
+            self.put(at, "else: raise B")
+
+        self.node(body, inp, indent, env, add)
+        self.put(indent, "if s > L: raise B")
+        return total
 
     def n_Comma(self, node: A.Comma, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
         self.node(node.left, inp, indent, env, emit)
@@ -421,14 +453,19 @@ class _Generator:
         return elements
 
     def _iterate(self, target: str, optional: bool, indent: int, emit: Emit) -> None:
-        if optional:  # `[]?` on a scalar gives nothing; anything else takes the loop below (or bails)
+        if optional:  # `[]?` on a scalar gives nothing (no elements, nothing charged); anything else bails
+            elements = self.fresh()
+            self.put(indent, f"if type({target}) is list: {elements} = {target}")
+            self.put(indent, f"elif type({target}) is dict: {elements} = SV({target})")
             self.put(
                 indent,
-                f"if not ({target} is None or type({target}) is str or type({target}) is int "
-                f"or type({target}) is bool):",
+                f"elif {target} is None or type({target}) is str or type({target}) is int "
+                f"or type({target}) is bool: {elements} = ()",
             )
-            indent += 1
-        elements = self._elements(target, indent)
+            self.put(indent, "else: raise B")
+            self.charge(elements, indent)
+        else:
+            elements = self._elements(target, indent)
         item = self.fresh()
         self.put(indent, f"for {item} in {elements}:")
         self.put(indent + 1, "pass")
@@ -469,18 +506,28 @@ class _Generator:
             else:
                 self.put(indent, f"{out} = {negate}EQ({a}, {b})")
         else:
-            self.simple(a, indent)
-            self.simple(b, indent)
-            self.put(indent, f"if type({a}) is type({b}) and (type({a}) is int or type({a}) is str):")
-            self.put(indent + 1, f"{out} = {a} {op} {b}")
-            self.put(indent, f"else: {out} = KEY({a}) {op} KEY({b})")
+            # two safe ints (counts, replicas: the common case) compare directly; anything else takes the checks
+            # and the engine's order below, as before
+            ints = [f"type({name}) is int" for name in (a, b) if type(self.constants.get(name)) is not int]
+            ints += [f"-S < {name} < S" for name in (a, b) if name not in self.known]
+            self.put(indent, f"if {' and '.join(ints) or 'True'}: {out} = {a} {op} {b}")
+            self.put(indent, "else:")
+            self.simple(a, indent + 1)
+            self.simple(b, indent + 1)
+            self.put(indent + 1, f"if type({a}) is type({b}) and (type({a}) is int or type({a}) is str):")
+            self.put(indent + 2, f"{out} = {a} {op} {b}")
+            self.put(indent + 1, f"else: {out} = KEY({a}) {op} KEY({b})")
         emit(out, indent)
 
     def _alternative(self, node: A.Binary, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:
         if self.is_one(node.left) and self.is_one(node.right):
             out = self.assign(indent, self.one(node.left, inp, indent, env))
-            self.truthy_check(out, indent)
-            self.put(indent, f"if {out} is None or {out} is False:")
+            if out in self.known:
+                self.put(indent, f"if {out} is None or {out} is False:")
+            else:  # an int (`.replicas // 1`: the common case) is kept at once; a float may be NaN (null normalised)
+                self.put(indent, f"if type({out}) is int: pass")
+                self.put(indent, f"elif type({out}) is float: raise B")
+                self.put(indent, f"elif {out} is None or {out} is False:")
             self.put(indent + 1, f"{out} = {self.one(node.right, inp, indent + 1, env)}")
             emit(out, indent)
             return
@@ -779,6 +826,17 @@ _ONE_CALLS: Final = frozenset(
         "max/0",
     }
 )
+
+
+def _is_add(node: Any) -> bool:
+    return type(node) is A.Call and node.name == "add" and not node.args
+
+
+def _is_constant(node: Any) -> bool:
+    """A literal that reads no input (what `_alternative` may evaluate on another input than the pipe's)."""
+    return type(node) in (A.Literal, A.Number) or (type(node) is A.String and node.constant is not None)
+
+
 _COMPARISONS: Final = ("==", "!=", "<", "<=", ">", ">=")
 _TYPE_NAMES: Final = (
     ("{0} is None", "null"),
