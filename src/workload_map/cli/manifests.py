@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import os
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -153,16 +154,20 @@ def _has_containers(node: Any, depth: int) -> bool:
     return False
 
 
+_STR = repeat(str)
+_NESTED = repeat((dict, list, datetime.date))
+
+
 def jsonable(value: Any) -> Any:
     """`value` with YAML-only types made JSON (timestamps to RFC 3339 strings, keys to strings)."""
+    # The checks map isinstance in C (no generator frame per key and per value): a manifest's every container
+    # passes through here (issue 19).
     if isinstance(value, dict):
-        if all(isinstance(key, str) for key in value) and not any(
-            isinstance(item, (dict, list, datetime.date)) for item in value.values()
-        ):
+        if all(map(isinstance, value, _STR)) and not any(map(isinstance, value.values(), _NESTED)):
             return value
         return {key if isinstance(key, str) else _scalar_text(key): jsonable(item) for key, item in value.items()}
     if isinstance(value, list):
-        if not any(isinstance(item, (dict, list, datetime.date)) for item in value):
+        if not any(map(isinstance, value, _NESTED)):
             return value
         return [jsonable(item) for item in value]
     if isinstance(value, datetime.date):
