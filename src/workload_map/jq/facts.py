@@ -16,9 +16,10 @@ steps (a string key, an int index, or None for every element), `nests` a boolean
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
+
+from workload_map.jq.trees import module_stamp
 
 if TYPE_CHECKING:
     from workload_map.jq.convert import Roots
@@ -89,12 +90,4 @@ def forget() -> None:
 def fact_stamp() -> bytes | None:
     """(name, size, mtime) of the modules that decide a fact, as Python's bytecode cache judges a source file; None
     when they cannot be read (then no facts are stored)."""
-    directory = os.path.dirname(os.path.abspath(__file__))
-    stamps: list[str] = []
-    try:
-        for name in _FACT_MODULES:
-            stat = os.stat(os.path.join(directory, name))
-            stamps.append(f"jq/{name}:{stat.st_size}:{stat.st_mtime_ns}")
-    except OSError:
-        return None
-    return "\n".join(stamps).encode()
+    return module_stamp(_FACT_MODULES)

@@ -102,12 +102,18 @@ def forget() -> None:
 def tree_stamp() -> bytes | None:
     """(name, size, mtime) of the modules that decide a text's tree, as Python's bytecode cache judges a source
     file; None when they cannot be read (then no trees are stored)."""
+    return module_stamp(_PARSER_MODULES)
+
+
+def module_stamp(names: tuple[str, ...]) -> bytes | None:
+    """(name, size, mtime) of the named modules of this package (`tree_stamp`'s, and `facts.fact_stamp`'s); None
+    when one cannot be read."""
     # os.path: no pathlib import at start-up; abspath, not realpath: a symbolic link on the way names the same
     # files, and realpath's walk of every component is ~0.2 M instructions (issue 19)
     directory = os.path.dirname(os.path.abspath(__file__))
     stamps: list[str] = []
     try:
-        for name in _PARSER_MODULES:
+        for name in names:
             stat = os.stat(os.path.join(directory, name))
             stamps.append(f"jq/{name}:{stat.st_size}:{stat.st_mtime_ns}")
     except OSError:
