@@ -483,6 +483,12 @@ _SPECIALISED = (
     "([.a[]? | .b // 1] | add // 0) as $n | $n > 0 and ([.c[]? | .b // 0] | add // 0) >= $n",
     ".x > 0, .x < .y, .x >= .y, .x <= 3, 2 < .y, .x == .y, .x != 0, (.x // 0) > (.y // 0)",
     ".x // 5, .y // .x, (.x // false) and (.y // true), .x > 0 and .y > 0, .x < 0 or .y < 0",
+    # a `.key` of a target read before is reused only where that read dominates it
+    "[.a[]? | (.b.b // 1) * ([.d.b // 1, .z.b // .d.b // 1] | min)]",
+    "[.a[]? | .b.b // .d.b // .b.b]",
+    "(.x.b // .y.b), .x.b, (if .x.b then .y.b else .x.b end), .y.b",
+    ".a | (.b.b, .b.d), [.c[]? | .b.b, .b.b]",
+    "[.a[]?, .c[]? | .b.b], .x.b",
 )
 
 _VALUES = st.one_of(
@@ -525,8 +531,9 @@ def test_the_specialised_shapes_are_generated_and_answer_plain_objects_themselve
     obj = {"a": [{"b": 2}, {}, {"b": None}, {"b": 3}], "c": [{"b": 1, "d": 2}], "x": 4, "y": 4}
     program = codegen.expression_functions(_SPECIALISED)
     got = [function(obj, {}) for function in program.functions]
-    assert codegen.BAIL not in got
+    assert codegen.BAIL not in got[:11]  # the index reuse cases below index ints here: the current path errs
     assert got[0] == [7] and got[1] == [5] and got[4] == [3] and got[8] == [False]
     assert got[9] == [True, False, True, False, True, True, True, False]
     expected = _current(Document(copy.deepcopy(obj)), _SPECIALISED)
-    assert [_strict(value) for value in got] == [_strict(value) for value in expected]
+    assert [_strict(value) for value in got[:11]] == [_strict(value) for value in expected[:11]]
+    _agree(obj, _SPECIALISED)

@@ -181,6 +181,11 @@ class _Generator:
         # id of a node of the batch's trees -> its memo key, for subtrees the batch computes more than once on the
         # root (`_shared_subtrees`): computed once per evaluation of the batch and kept in the memo `m`
         self.shared: dict[int, int] = shared or {}
+        # (target name, key) -> (the name holding `target.key`, the indent it was computed at): a later `.key` of
+        # the same target reuses it while no line has left that indent since (`.template.spec.parallelism` read
+        # three times per element of the JobSet's scale reads `.template.spec` once); no name the generator
+        # indexes is assigned again once it is handed to a continuation, so the value cannot have changed
+        self.indexed: dict[tuple[str, str], tuple[str, int]] = {}
 
     def fresh(self) -> str:
         self.names += 1
@@ -189,6 +194,8 @@ class _Generator:
     def put(self, indent: int, text: str) -> None:
         if len(self.lines) >= _MAX_LINES:
             raise _Decline
+        if self.indexed:
+            self.indexed = {pair: found for pair, found in self.indexed.items() if found[1] <= indent}
         self.lines.append("    " * indent + text)
 
     def constant(self, value: Any) -> str:
@@ -285,7 +292,7 @@ class _Generator:
         memo `m`, computed there by the first expression that needs it. (`v` always names the root: the generator
         never assigns it.) False when it does not compute as one output here (then it is generated in place)."""
         key = self.shared[id(node)]
-        mark, names, known = len(self.lines), self.names, set(self.known)
+        mark, names, known, indexed = len(self.lines), self.names, set(self.known), dict(self.indexed)
         out = self.fresh()
         self.put(indent, f"{out} = m.get({key}, BAIL)")
         self.put(indent, f"if {out} is BAIL:")
@@ -294,7 +301,7 @@ class _Generator:
             inner = self.one(node, "v", indent + 1, env)
         except _Decline:
             del self.lines[mark:]
-            self.names, self.known = names, known
+            self.names, self.known, self.indexed = names, known, indexed
             return False
         finally:
             self.shared = shared
@@ -415,6 +422,9 @@ class _Generator:
         emit(out, indent)
 
     def _index(self, target: str, key: str | int, optional: bool, indent: int, emit: Emit) -> None:
+        if isinstance(key, str) and not optional and (target, key) in self.indexed:
+            emit(self.indexed[target, key][0], indent)
+            return
         out = self.fresh()
         if isinstance(key, str):
             name = self.constant(key)
@@ -438,6 +448,8 @@ class _Generator:
             self.put(indent + 1, "pass")
             emit(out, indent + 1)
         else:
+            if isinstance(key, str):
+                self.indexed[target, key] = (out, indent)
             emit(out, indent)
 
     def n_Iterate(self, node: A.Iterate, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
