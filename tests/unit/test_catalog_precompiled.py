@@ -37,6 +37,24 @@ def _blobs(env: dict[str, str]) -> list[Path]:
     return sorted((Path(env["WMAP_CACHE_DIR"]) / "catalog").glob("*.msgpack"))
 
 
+Parts = tuple[tuple[tuple[str, bytes], ...], tuple[Any, ...], tuple[bytes, ...], tuple[bool, ...], tuple[bytes, ...]]
+
+
+def _parts(blob: bytes) -> Parts:
+    """A blob taken apart as its layout says (precompiled.Index): the files it was built from (name, bytes), the
+    heads, each definition's encoding, the validity flags and each definition's encoded trees."""
+    length = int.from_bytes(blob[: precompiled._INDEX_LENGTH], "big")
+    at = precompiled._INDEX_LENGTH + length
+    names, sizes, heads, valid, spans = precompiled._INDEX.decode(blob[precompiled._INDEX_LENGTH : at])
+    files = []
+    for name, size in zip(names, sizes, strict=True):
+        files.append((name, blob[at : at + size]))
+        at += size
+    bodies = tuple(blob[at + offset : at + offset + body] for offset, body, _ in spans)
+    encoded = tuple(blob[at + offset + body : at + offset + body + trees] for offset, body, trees in spans)
+    return tuple(files), heads, bodies, valid, encoded
+
+
 def test_the_blob_decodes_to_the_yaml_definitions(env: dict[str, str]) -> None:
     files = registry._builtin_files()
     from_yaml = registry._parse_builtin(files)
@@ -147,7 +165,7 @@ def test_a_damaged_blob_is_parsed_again_and_rewritten(env: dict[str, str]) -> No
     blob.write_bytes(blob.read_bytes()[:1000])
     assert precompiled.load_cached(files, parse, env) == good
     assert parse.calls == 2
-    built_from, heads, bodies, valid, trees = precompiled._DECODER.decode(blob.read_bytes())
+    built_from, heads, bodies, valid, trees = _parts(blob.read_bytes())
     assert built_from == tuple(files)  # the bytes the next load compares
     stored = [
         (k.name, None if k.root_gvk is None else (k.root_gvk.group, k.root_gvk.version, k.root_gvk.kind)) for k in good
@@ -156,6 +174,7 @@ def test_a_damaged_blob_is_parsed_again_and_rewritten(env: dict[str, str]) -> No
     assert tuple(precompiled._BODY.decode(body) for body in bodies) == good
     assert valid == ()  # rewritten whole (no check: no validity recorded)
     assert len(trees) == len(good) and any(trees)  # and each definition's expressions' syntax trees with it
+    assert blob.read_bytes() == precompiled._blob(files, heads, valid, bodies, trees)  # the layout, exactly
 
 
 def test_an_unwritable_cache_falls_back_to_the_yaml(tmp_path: Path) -> None:
@@ -350,9 +369,9 @@ def test_a_definition_that_does_not_decode_is_read_from_the_yaml(env: dict[str, 
     files = registry._builtin_files()
     good = precompiled.load_cached(files, parse, env)
     (blob,) = _blobs(env)
-    built_from, heads, bodies, valid, trees = precompiled._DECODER.decode(blob.read_bytes())
-    damaged = (*bodies[:3], msgspec.Raw(msgspec.msgpack.encode({"kind": 7})), *bodies[4:])
-    blob.write_bytes(msgspec.msgpack.encode((built_from, heads, damaged, valid, trees)))
+    built_from, heads, bodies, valid, trees = _parts(blob.read_bytes())
+    damaged = (*bodies[:3], msgspec.msgpack.encode({"kind": 7}), *bodies[4:])
+    blob.write_bytes(precompiled._blob(built_from, heads, valid, damaged, trees))
     definitions = precompiled.load_definitions(files, parse, env)
     assert parse.calls == 1 and definitions.decoded == 0
     assert definitions.karta(0) == good[0] and parse.calls == 1
@@ -407,3 +426,63 @@ def test_read_file_reads_a_file_whose_size_says_nothing() -> None:
     if not status.exists():
         pytest.skip("no /proc")
     assert precompiled.read_file(str(status)).startswith(b"Name:")  # st_size 0, yet it has content
+
+
+# --- the layout: a start reads the index and the files' bytes; a definition's part when it is decoded ------------
+
+
+def test_a_definition_is_read_from_the_blob_opened_at_the_start(env: dict[str, str]) -> None:
+    # the blob replaced (as another version's writer does: a new file renamed over it) after the start: the
+    # definitions still come from the file that was opened and checked, not from whatever the path names now
+    parse = Counting()
+    definitions = _from_blob(env, parse)
+    (blob,) = _blobs(env)
+    replacement = blob.with_name("other")
+    replacement.write_bytes(b"\0" * 64)
+    replacement.replace(blob)
+    assert definitions.all() == registry._parse_builtin(registry._builtin_files()) and parse.calls == 1
+    assert definitions.decoded == len(definitions)
+
+
+def test_the_blob_is_closed_once_every_definition_is_decoded(env: dict[str, str]) -> None:
+    definitions = _from_blob(env, Counting())
+    parts = definitions._parts
+    assert parts is not None and parts._handle >= 0
+    definitions.karta(0)
+    assert parts._handle >= 0  # more to read
+    definitions.all()
+    assert parts._handle == -1
+
+
+def test_a_blob_cut_short_after_the_start_sends_the_definitions_to_the_yaml(env: dict[str, str]) -> None:
+    parse = Counting()
+    definitions = _from_blob(env, parse)
+    (blob,) = _blobs(env)
+    with blob.open("r+b") as handle:  # damaged in place: the open file sees it
+        handle.truncate(len(blob.read_bytes()) // 2)
+    good = registry._parse_builtin(registry._builtin_files())
+    assert definitions.karta(len(definitions) - 1) == good[-1] and parse.calls == 2
+    assert definitions.all() == good and parse.calls == 2
+    assert definitions._parts is not None and definitions._parts._handle == -1
+
+
+@pytest.mark.parametrize("prefix", [b"\xff" * 8, (10**6).to_bytes(8, "big"), b"\0" * 8, b""])
+def test_a_blob_whose_index_length_is_damaged_is_parsed_again(env: dict[str, str], prefix: bytes) -> None:
+    files = registry._builtin_files()
+    parse = Counting()
+    good = precompiled.load_cached(files, parse, env)
+    (blob,) = _blobs(env)
+    blob.write_bytes(prefix + blob.read_bytes()[precompiled._INDEX_LENGTH :])
+    assert precompiled.load_cached(files, parse, env) == good and parse.calls == 2
+    assert precompiled.load_cached(files, parse, env) == good and parse.calls == 2  # rewritten
+
+
+def test_without_pread_the_parts_are_read_at_the_start(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    parse = Counting()
+    files = registry._builtin_files()
+    good = precompiled.load_cached(files, parse, env)
+    monkeypatch.setattr(precompiled, "_PREAD", False)
+    definitions = precompiled.load_definitions(files, parse, env)
+    (blob,) = _blobs(env)
+    blob.unlink()  # nothing is read from the file after the start
+    assert definitions.decoded == 0 and definitions.all() == good and parse.calls == 1

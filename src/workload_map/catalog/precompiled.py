@@ -17,11 +17,14 @@ then never imports the validation layer. So the key also covers the validator's 
 modification time of every module of the packages it runs (validation, jq, model) and of the package's top-level
 helpers, as Python's own bytecode cache judges a source file (a `stat` each, no read).
 
-A start decodes only each definition's name and root GVK (the registry's index) and keeps every definition's own
-encoding: a definition is decoded into its typed `Karta` when it is first asked for (`Definitions.karta`), so a
-command that reads one workload decodes one of the catalog's definitions (issue 19: decoding all of them was ~2.5
-million instructions of every `describe -f`, the collector asleep). A definition whose encoding does not decode
-sends the whole catalog back to its YAML, as a damaged blob does.
+A start reads only the blob's index (each definition's name and root GVK: the registry's index) and the files'
+bytes, and keeps the blob open: a definition's own encoding is read and decoded into its typed `Karta` when it is
+first asked for (`Definitions.karta`), so a command that reads one workload reads and decodes one of the catalog's
+definitions (issue 19: decoding all of them was ~2.5 million instructions of every `describe -f`, the collector
+asleep; reading the whole ~1.4 MB blob was ~1.5 ms and ~330 page faults more than its ~0.4 MB index and files). The
+file opened at the start is the one read (a blob written over it since, by another version, is a new file), and it
+is closed once every definition is decoded. A definition whose encoding does not read back or decode sends the
+whole catalog back to its YAML, as a damaged blob does.
 
 The blob also holds the syntax tree of every jq expression of those definitions (`jq.trees`) and what the static
 analyses find in it (`jq.facts`: the roots it reads, whether it builds nesting), per definition: they are handed to
@@ -58,23 +61,27 @@ except ImportError:  # pragma: no cover - an interpreter built without it
     from hashlib import blake2b
 
 # Bump when the blob's layout changes in a way the key does not already cover.
-_FORMAT = b"wmap-catalog-7"
+_FORMAT = b"wmap-catalog-8"
 # what a definition is known by before it is decoded: its name and root GVK (stored as group, version and kind)
 Head = tuple[str, GVK | None]
 _StoredHead = tuple[str, tuple[str, str, str] | None]
-# the definition files it was built from (name, bytes), each definition's head and its own encoding (decoded when
-# asked for), for each whether it had no validation errors (empty when the blob was built without a check), and for
-# each the syntax trees of its jq expressions (text -> `trees.encode`) and their static facts (text ->
-# `facts.Stored`), encoded as one pair of maps, decoded with the definition; empty when the parser cannot be
-# stamped)
-Blob = tuple[
-    tuple[tuple[str, bytes], ...],
+# The blob's layout: the length of its index (8 bytes, big-endian), the index, the bytes of the definition files it
+# was built from (one after another, in the index's order), then each definition's own encoding followed by the
+# encoded syntax trees of its jq expressions (text -> `trees.encode`) and their static facts (text ->
+# `facts.Stored`), one pair of maps. The index holds the files' names and sizes, each definition's head, whether
+# each had no validation errors (empty when the blob was built without a check) and where each definition's
+# encoding and trees lie after the files (offset, lengths; the trees' length is 0 when the parser cannot be
+# stamped). A start reads the index and the files' bytes only; a definition's part is read when it is decoded
+# (the rest of the blob, ~1 MB of its ~1.4 MB, is never read by a command that resolves one workload: issue 19).
+Index = tuple[
+    tuple[str, ...],
+    tuple[int, ...],
     tuple[_StoredHead, ...],
-    tuple[msgspec.Raw, ...],
     tuple[bool, ...],
-    tuple[msgspec.Raw, ...],
+    tuple[tuple[int, int, int], ...],
 ]
-_DECODER = msgspec.msgpack.Decoder(Blob)
+_INDEX = msgspec.msgpack.Decoder(Index)
+_INDEX_LENGTH: Final = 8
 _EXPRESSIONS = msgspec.msgpack.Decoder(tuple[dict[str, bytes], dict[str, Any]])  # facts: checked by jq.facts
 # what validation runs: a change in any of these modules may change which definitions are valid
 _VALIDATOR_PACKAGES: Final = ("validation", "jq", "model")
@@ -134,27 +141,59 @@ def _blob_file(key: str, env: Mapping[str, str]) -> str:
     return os.path.join(_cache_directory(env), "catalog", f"{key}.msgpack")
 
 
+class _Parts:
+    """Where the definitions' parts of one blob are read from: the blob's own open file (kept open until every
+    definition is decoded, so a blob replaced or pruned since the start is still the one read), or the bytes
+    already read where `os.pread` is not available."""
+
+    __slots__ = ("_base", "_data", "_handle")
+
+    def __init__(self, handle: int, base: int, data: bytes | None = None) -> None:
+        self._handle = handle
+        self._base = base
+        self._data = data
+
+    def read(self, offset: int, length: int) -> bytes:
+        if self._data is not None:
+            return self._data[offset : offset + length]
+        if self._handle < 0:
+            raise OSError("the blob is closed")
+        return os.pread(self._handle, length, self._base + offset)
+
+    def close(self) -> None:
+        handle, self._handle = self._handle, -1
+        if handle >= 0:
+            os.close(handle)
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # at interpreter exit `os` may be gone already
+            self.close()
+
+
 class Definitions:
     """The definitions of one load, in order: each one's name and root GVK at hand (`head`), each typed definition
     decoded on first use (`karta`), once: every caller gets the same object."""
 
-    __slots__ = ("_bodies", "_kartas", "_lock", "_rebuild", "_trees", "_valid", "decoded", "heads")
+    __slots__ = ("_bodies", "_kartas", "_left", "_lock", "_parts", "_rebuild", "_trees", "_valid", "decoded", "heads")
 
     def __init__(
         self,
         heads: tuple[Head, ...],
-        bodies: tuple[msgspec.Raw, ...] = (),
+        parts: _Parts | None = None,
         valid: tuple[bool, ...] = (),
-        expression_trees: tuple[msgspec.Raw, ...] = (),
+        spans: tuple[tuple[int, int, int], ...] = (),
         *,
         kartas: tuple[Karta, ...] | None = None,
         rebuild: Callable[[], tuple[tuple[Karta, ...], tuple[bool, ...]]] | None = None,
     ) -> None:
         self.heads = heads
-        self._bodies = bodies
+        self._parts = parts
         self._valid = valid if len(valid) == len(heads) else ()
-        self._trees = expression_trees if len(expression_trees) == len(heads) else ()
+        # each definition's encoding and trees: (offset, length) in the blob's definitions part
+        self._bodies = tuple((offset, body) for offset, body, _ in spans)
+        self._trees = tuple((offset + body, trees) for offset, body, trees in spans)
         self._kartas: list[Karta | None] = list(kartas) if kartas is not None else [None] * len(heads)
+        self._left = 0 if kartas is not None else len(heads)
         self._rebuild = rebuild
         self._lock = allocate_lock()
         self.decoded = 0  # how many were decoded from their encoding (for tests: a lookup decodes only its own)
@@ -171,6 +210,9 @@ class Definitions:
             karta = self._kartas[position]
             if karta is None:
                 karta = self._decode(position)
+                self._left -= 1
+                if not self._left and self._parts is not None:  # nothing more to read from the blob
+                    self._parts.close()
         return karta
 
     def all(self) -> tuple[Karta, ...]:
@@ -178,15 +220,22 @@ class Definitions:
         return tuple(self.karta(position) for position in range(len(self.heads)))
 
     def _decode(self, position: int) -> Karta:
+        offset, length = self._bodies[position]
+        _, trees_length = self._trees[position]  # right after the encoding: one read for both
         try:
-            karta = _BODY.decode(self._bodies[position])
-        except Exception:  # damaged: anything the decoder or a model class raises on what it was handed
+            assert self._parts is not None
+            data = self._parts.read(offset, length + trees_length)
+            if len(data) != length + trees_length:
+                raise ValueError("the blob is shorter than its index says")
+            view = memoryview(data)
+            karta = _BODY.decode(view[:length])
+        except Exception:  # damaged: anything the read, the decoder or a model class raises on what it was handed
             return self._from_yaml(position)
         if type(karta) is not Karta or karta.name != self.heads[position][0]:  # not this definition's encoding
             return self._from_yaml(position)
-        if self._trees:
+        if trees_length:
             with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):  # unremembered: parsed when used
-                parsed, known = _EXPRESSIONS.decode(self._trees[position])
+                parsed, known = _EXPRESSIONS.decode(view[length:])
                 trees.remember(parsed)
                 facts.remember(known)
         self.decoded += 1
@@ -208,6 +257,7 @@ class Definitions:
                 self._kartas[index] = karta
                 if len(valid) == len(kartas) and valid[index]:
                     mark_validated((karta,))
+        self._left = 1  # karta() counts the one asked for: none is left to read
         found = self._kartas[position]
         assert found is not None
         return found
@@ -251,34 +301,100 @@ def load_definitions(
         parsed = () if parser is None else tuple(expression_trees((karta,)) for karta in kartas)
         known = tuple(expression_facts(found) for found in parsed)
         try:
-            bodies = tuple(msgspec.Raw(_ENCODER.encode(_stored(karta))) for karta in kartas)
+            bodies = [_ENCODER.encode(_stored(karta)) for karta in kartas]
         except TypeError:  # pragma: no cover - a value of a type the stored form has no place for: no blob
             bodies = None
         if bodies is not None:
-            encoded = tuple(msgspec.Raw(_ENCODER.encode(pair)) for pair in zip(parsed, known, strict=True))
+            encoded = [_ENCODER.encode(pair) for pair in zip(parsed, known, strict=True)] or [b""] * len(bodies)
             stored_heads = tuple(
                 (name, None if gvk is None else (gvk.group, gvk.version, gvk.kind)) for name, gvk in _heads(kartas)
             )
-            _write(path, _ENCODER.encode((given, stored_heads, bodies, valid, encoded)))
+            _write(path, _blob(given, stored_heads, valid, bodies, encoded))
         for found, facts_found in zip(parsed, known, strict=True):
             trees.remember(found)
             facts.remember(facts_found)
         return kartas, valid
 
-    try:
-        built_from, stored_heads, bodies, valid, parsed = _DECODER.decode(read_file(path))
-        fresh = built_from == given and len(bodies) == len(stored_heads)  # the same bytes (the key: names, sizes)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        fresh = False
-    if not fresh:  # not built yet, unreadable, damaged, or built from other bytes: parse the YAML and (re)write it
+    found = _open_blob(path, given)
+    if found is None:  # not built yet, unreadable, damaged, or built from other bytes: parse the YAML and (re)write it
         kartas, valid = rebuild()
         if len(valid) == len(kartas):
             mark_validated(karta for karta, ok in zip(kartas, valid, strict=True) if ok)
         return Definitions(_heads(kartas), kartas=kartas)
+    parts, (_, _, stored_heads, valid, spans) = found
     heads = tuple(
         (name, None if gvk is None else GVK(group=gvk[0], version=gvk[1], kind=gvk[2])) for name, gvk in stored_heads
     )
-    return Definitions(heads, bodies, valid, parsed, rebuild=rebuild)
+    return Definitions(heads, parts, valid, spans, rebuild=rebuild)
+
+
+def _blob(
+    files: Sequence[tuple[str, bytes]],
+    heads: Sequence[_StoredHead],
+    valid: Sequence[bool],
+    bodies: Sequence[bytes],
+    expressions: Sequence[bytes],
+) -> bytes:
+    """The blob's bytes (the layout is described at `Index`)."""
+    spans: list[tuple[int, int, int]] = []
+    offset = 0
+    for body, encoded in zip(bodies, expressions, strict=True):
+        spans.append((offset, len(body), len(encoded)))
+        offset += len(body) + len(encoded)
+    index = _ENCODER.encode(
+        (tuple(name for name, _ in files), tuple(len(data) for _, data in files), tuple(heads), tuple(valid), spans)
+    )
+    pieces = [len(index).to_bytes(_INDEX_LENGTH, "big"), index, *(data for _, data in files)]
+    for body, encoded in zip(bodies, expressions, strict=True):
+        pieces += (body, encoded)
+    return b"".join(pieces)
+
+
+def _open_blob(path: str, files: Sequence[tuple[str, bytes]]) -> tuple[_Parts, Index] | None:
+    """The blob at `path` opened and its index read, when it was built from exactly these files' bytes (the key
+    covers their names and sizes; the bytes are compared here), else None (missing, unreadable, damaged, stale)."""
+    try:
+        handle = os.open(path, _READ_FLAGS)
+    except (OSError, ValueError):
+        return None
+    try:
+        length = int.from_bytes(os.read(handle, _INDEX_LENGTH), "big")
+        if length > _MAX_INDEX:
+            raise ValueError("damaged: no index is that long")
+        size = sum(len(data) for _, data in files)
+        data = os.read(handle, length + size)  # a regular file gives all of it unless it ends first
+        if len(data) != length + size:
+            raise ValueError("the blob is shorter than its index says")
+        index = _INDEX.decode(memoryview(data)[:length])
+        names, sizes, heads, _, spans = index
+        if len(names) != len(files) or len(sizes) != len(files) or len(spans) != len(heads):
+            raise ValueError("the blob was built from other files")
+        at = length
+        for (name, content), stored_name, stored_size in zip(files, names, sizes, strict=True):
+            # the same names and sizes (the key) and the same bytes, compared in place (no copy of the ~400 KB)
+            if name != stored_name or len(content) != stored_size or not data.startswith(content, at):
+                raise ValueError("the blob was built from other bytes")
+            at += stored_size
+        base = _INDEX_LENGTH + length + size
+        parts = _Parts(handle, base) if _PREAD else _Parts(-1, base, _read_rest(handle))
+    except (OSError, ValueError, msgspec.DecodeError, msgspec.ValidationError):
+        os.close(handle)
+        return None
+    if not _PREAD:
+        os.close(handle)
+    return parts, index
+
+
+def _read_rest(handle: int) -> bytes:
+    """The rest of an open file (where there is no `os.pread`, the definitions' parts are read at the start)."""
+    chunks = []
+    while chunk := os.read(handle, _CHUNK):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+_MAX_INDEX: Final = 1 << 24
+_PREAD: Final = hasattr(os, "pread")
 
 
 def _heads(kartas: Sequence[Karta]) -> tuple[Head, ...]:
