@@ -414,7 +414,7 @@ def test_the_stored_form_keeps_tuples_lists_dicts_and_scalars_apart() -> None:
         precompiled._stored({1: "a"})
 
 
-@pytest.mark.parametrize("size", [0, 1, 5, 65_536, 65_537, 200_000])
+@pytest.mark.parametrize("size", [0, 1, 5, 65_535, 65_536, 65_537, 131_072, 200_000])
 def test_read_file_gives_the_whole_file(tmp_path: Path, size: int) -> None:
     path = tmp_path / "data"
     path.write_bytes(bytes(range(256)) * (size // 256) + bytes(size % 256))
