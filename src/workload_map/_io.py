@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 _CHUNK: Final = 1024 * 1024
+_SHORT: Final = 64 * 1024  # what a read after a short one asks for: usually only the end, b""
 
 if TYPE_CHECKING:  # annotations only: the Literal, the Protocol and the Union cost ~0.5 M instructions at import
     from typing import Literal, Protocol, Union
@@ -160,12 +161,17 @@ def _read_path(path: str, label: str, limit: int, timeout: float | None) -> byte
     except ValueError:  # a NUL in the path: no file has that name
         raise InputError(label, "no such file (the path holds a NUL character)", "missing") from None
     try:
-        mode = os.fstat(fd).st_mode
+        status = os.fstat(fd)
+        mode = status.st_mode
         if stat.S_ISDIR(mode):
             raise InputError(label, "is a directory, not a file", "directory")
         regular = stat.S_ISREG(mode)
         deadline = None if regular or timeout is None else time.monotonic() + timeout
-        return _read_fd(fd, label, limit, poll=not regular, deadline=deadline, timeout=timeout)
+        # a regular file's first read asks for its size and one byte more, the read after a short one for a little:
+        # a read of a whole chunk makes a buffer that large (a 1 MiB mapping, made and dropped twice for a 1 KB
+        # manifest; issue 19). The limit is counted on what is read, as ever, never on the size.
+        first = status.st_size + 1 if regular else _CHUNK
+        return _read_fd(fd, label, limit, poll=not regular, deadline=deadline, timeout=timeout, first=first)
     except OSError as exc:
         raise _os_error(label, exc) from None
     finally:
@@ -182,10 +188,22 @@ def _os_error(label: str, exc: OSError) -> InputError:
     return InputError(label, f"cannot be read: {exc.strerror or exc}")
 
 
-def _read_fd(fd: int, label: str, limit: int, *, poll: bool, deadline: float | None, timeout: float | None) -> bytes:
-    """Read `fd` to its end, at most `limit` bytes; with `poll`, wait for data with `select` (under `deadline`)."""
+def _read_fd(
+    fd: int,
+    label: str,
+    limit: int,
+    *,
+    poll: bool,
+    deadline: float | None,
+    timeout: float | None,
+    first: int = _CHUNK,
+) -> bytes:
+    """Read `fd` to its end, at most `limit` bytes; with `poll`, wait for data with `select` (under `deadline`).
+    `first`: how much the first read asks for; after a read shorter than asked (the end, or a pipe's share) the
+    next asks for `_SHORT`, after a full one for `_CHUNK`."""
     chunks: list[bytes] = []
     total = 0
+    size = max(1, min(first, _CHUNK))
     poller = _poller(fd) if poll else None
     while True:
         if poller is not None:
@@ -197,8 +215,9 @@ def _read_fd(fd: int, label: str, limit: int, *, poll: bool, deadline: float | N
                 wait_ms = remaining * 1000
             if not poller(wait_ms):
                 raise InputTimeoutError(label, timeout or 0.0)
+        asked = min(size, limit + 1 - total)
         try:
-            chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+            chunk = os.read(fd, asked)
         except (BlockingIOError, InterruptedError):
             continue
         if not chunk:
@@ -207,6 +226,7 @@ def _read_fd(fd: int, label: str, limit: int, *, poll: bool, deadline: float | N
         total += len(chunk)
         if total > limit:
             raise InputTooLargeError(label, limit)
+        size = _CHUNK if len(chunk) == asked else _SHORT
 
 
 def _poller(fd: int) -> Any:

@@ -225,3 +225,28 @@ def test_text_is_decoded_as_the_utf_8_sig_codec_decodes_it(data: bytes) -> None:
             read_input_text(io.BytesIO(data))
     else:
         assert read_input_text(io.BytesIO(data)) == ("<stream>", expected)
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 65_536, 1024 * 1024 - 1, 1024 * 1024, 1024 * 1024 + 1, 3_000_000])
+@pytest.mark.parametrize("said", ["true", "smaller", "zero", "larger"])
+def test_a_regular_file_is_read_whole_whatever_its_size_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, said: str
+) -> None:
+    # the first read asks for the size fstat gives (and one byte more): a file that grew since, or whose size says
+    # less or more than it holds, is read to its end all the same, and the limit is counted on what is read
+    path = tmp_path / "data"
+    data = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    path.write_bytes(data)
+    real_fstat = os.fstat
+
+    class Said:
+        def __init__(self, status: os.stat_result) -> None:
+            self.st_mode = status.st_mode
+            self.st_size = {"true": size, "smaller": size // 3, "zero": 0, "larger": size * 2 + 10}[said]
+
+    monkeypatch.setattr(os, "fstat", lambda fd: Said(real_fstat(fd)))
+    assert read_input(str(path)) == data
+    if size:
+        with pytest.raises(InputTooLargeError):
+            read_input(str(path), limit=size - 1)
+        assert read_input(str(path), limit=size) == data
