@@ -4,6 +4,7 @@ was built from: parsed again) rather than served stale."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -486,3 +487,34 @@ def test_without_pread_the_parts_are_read_at_the_start(env: dict[str, str], monk
     (blob,) = _blobs(env)
     blob.unlink()  # nothing is read from the file after the start
     assert definitions.decoded == 0 and definitions.all() == good and parse.calls == 1
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_files_are_compared_piece_by_piece_as_one_comparison_would(tmp_path: Path, seed: int) -> None:
+    # the blob's copy of the files is read 64 KiB at a time and compared in place: the answer is the one comparing
+    # the joined bytes gives, for files across piece boundaries, empty ones, a changed byte anywhere, a short blob
+    import random
+
+    chosen = random.Random(seed)
+    sizes = [chosen.choice([0, 1, 7, 4096, 65_535, 65_536, 65_537, chosen.randrange(200_000)]) for _ in range(6)]
+    files = [(f"f{index}", chosen.randbytes(size)) for index, size in enumerate(sizes)]
+    joined = b"".join(data for _, data in files)
+    variants = [joined, joined + b"more after the files", joined[:-1]]
+    if joined:
+        at = chosen.randrange(len(joined))
+        variants.append(joined[:at] + bytes([joined[at] ^ 1]) + joined[at + 1 :])
+    for stored in variants:
+        path = tmp_path / "blob"
+        path.write_bytes(b"index" + stored)
+        handle = os.open(path, os.O_RDONLY)
+        try:
+            os.read(handle, 5)
+            names, sizes = [name for name, _ in files], [len(data) for _, data in files]
+            assert precompiled._same_files(handle, files, names, sizes) == stored.startswith(joined)
+            if files:
+                os.lseek(handle, 5, os.SEEK_SET)
+                assert not precompiled._same_files(handle, files, ["other", *names[1:]], sizes)
+                os.lseek(handle, 5, os.SEEK_SET)
+                assert not precompiled._same_files(handle, files, names, [sizes[0] + 1, *sizes[1:]])
+        finally:
+            os.close(handle)

@@ -361,21 +361,18 @@ def _open_blob(path: str, files: Sequence[tuple[str, bytes]]) -> tuple[_Parts, I
         length = int.from_bytes(os.read(handle, _INDEX_LENGTH), "big")
         if length > _MAX_INDEX:
             raise ValueError("damaged: no index is that long")
-        size = sum(len(data) for _, data in files)
-        data = os.read(handle, length + size)  # a regular file gives all of it unless it ends first
-        if len(data) != length + size:
+        encoded = os.read(handle, length)
+        if len(encoded) != length:
             raise ValueError("the blob is shorter than its index says")
-        index = _INDEX.decode(memoryview(data)[:length])
+        index = _INDEX.decode(encoded)
         names, sizes, heads, _, spans = index
         if len(names) != len(files) or len(sizes) != len(files) or len(spans) != len(heads):
             raise ValueError("the blob was built from other files")
-        at = length
-        for (name, content), stored_name, stored_size in zip(files, names, sizes, strict=True):
-            # the same names and sizes (the key) and the same bytes, compared in place (no copy of the ~400 KB)
-            if name != stored_name or len(content) != stored_size or not data.startswith(content, at):
-                raise ValueError("the blob was built from other bytes")
-            at += stored_size
-        base = _INDEX_LENGTH + length + size
+        if not _same_files(handle, files, names, sizes):
+            raise ValueError("the blob was built from other files or bytes")
+        base = _INDEX_LENGTH + length + sum(sizes)
+        if not _PREAD:
+            os.lseek(handle, base, os.SEEK_SET)
         parts = _Parts(handle, base) if _PREAD else _Parts(-1, base, _read_rest(handle))
     except (OSError, ValueError, msgspec.DecodeError, msgspec.ValidationError):
         os.close(handle)
@@ -383,6 +380,36 @@ def _open_blob(path: str, files: Sequence[tuple[str, bytes]]) -> tuple[_Parts, I
     if not _PREAD:
         os.close(handle)
     return parts, index
+
+
+def _same_files(handle: int, files: Sequence[tuple[str, bytes]], names: Sequence[str], sizes: Sequence[int]) -> bool:
+    """Whether `files` are the ones the index names, with these sizes (the key says so, unless the blob is
+    damaged), and the blob's next bytes (from `handle`'s position on) are their bytes, one after another. Read 64 KiB
+    at a time, each piece compared in place (`startswith` at an offset: a memcmp) and dropped: the ~400 KB read at
+    once were ~100 page faults of memory made for them, ~0.3 ms of every start (issue 19)."""
+    chunk = b""
+    at = 0
+    for (name, data), stored_name, size in zip(files, names, sizes, strict=True):
+        if name != stored_name or len(data) != size:
+            return False
+        if at + size <= len(chunk):  # the whole file in the piece at hand
+            if not chunk.startswith(data, at):
+                return False
+            at += size
+            continue
+        done = 0
+        while done < size:
+            if at == len(chunk):
+                chunk = os.read(handle, _CHUNK)
+                at = 0
+                if not chunk:
+                    return False
+            take = min(size - done, len(chunk) - at)
+            if not chunk.startswith(data if take == size else memoryview(data)[done : done + take], at):
+                return False
+            done += take
+            at += take
+    return True
 
 
 def _read_rest(handle: int) -> bytes:
