@@ -115,18 +115,17 @@ def catalog_key(
     (`validator_stamp`), for a blob that records which definitions are valid; `parser`: the jq parser's
     (`analysis_stamp`), for a blob that holds the expressions' syntax trees and facts."""
     digest = blake2b(_FORMAT, digest_size=32)
-    parts = [_version.__version__.encode(), msgspec.__version__.encode(), _types_source()]
-    parts.append(b"unchecked" if validator is None else b"checked\n" + validator)
-    parts.append(b"no trees" if parser is None else b"trees\n" + parser)
-    # one update of all the pieces joined hashes what an update per piece would: joined, a key is ~0.3 M
-    # instructions cheaper (issue 19)
-    pieces: list[bytes] = []
-    for part in parts:
-        pieces += (len(part).to_bytes(8, "big"), part)
-    for name, data in files:
-        encoded = name.encode()
-        pieces += (len(encoded).to_bytes(8, "big"), encoded, len(data).to_bytes(8, "big"))
-    digest.update(b"".join(pieces))
+    # every piece in one msgpack encoding (self-delimiting: no two lists of pieces encode alike), hashed in one
+    # update: ~0.15 M instructions fewer than joining length-prefixed pieces in Python (issue 19)
+    pieces = (
+        _version.__version__,
+        msgspec.__version__,
+        _types_source(),
+        validator,  # None: unchecked
+        parser,  # None: no trees
+        [(name, len(data)) for name, data in files],
+    )
+    digest.update(_ENCODER.encode(pieces))
     return digest.hexdigest()
 
 
@@ -593,12 +592,12 @@ def _prune(directory: str, keep: str) -> None:
 
 
 def validator_stamp() -> bytes | None:
-    """(name, size, mtime) of every module of the validator's packages and of the top-level helpers; None when
-    they cannot be listed."""
+    """(package, module file, size, mtime in ns) of every module of the validator's packages and of the top-level
+    helpers, msgpack-encoded; None when they cannot be listed."""
     # abspath, not realpath: the stamp only has to change with the files it lists, and a symbolic link on the way
     # lists the same files; realpath's walk of every component is ~0.2 M instructions of every start (issue 19)
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    stamps: list[str] = []
+    stamps: list[tuple[str, str, int, int]] = []
     try:
         prefix = os.path.join(package, "")
         for name, directory in ((os.path.basename(package), package), *((n, prefix + n) for n in _VALIDATOR_PACKAGES)):
@@ -607,10 +606,11 @@ def validator_stamp() -> bytes | None:
                 # instructions fewer than a generator, a sort key and a loop (issue 19)
                 found = [(entry.name, entry.stat()) for entry in listing if entry.name.endswith(".py")]
             found.sort()
-            stamps += [f"{name}/{file}:{stat.st_size}:{stat.st_mtime_ns}" for file, stat in found]
+            stamps += [(name, file, stat.st_size, stat.st_mtime_ns) for file, stat in found]
     except OSError:
         return None
-    return "\n".join(stamps).encode()
+    # (package, module, size, mtime) encoded by msgpack, not formatted as text: ~0.2 M instructions fewer
+    return _ENCODER.encode(stamps)
 
 
 def _types_source() -> bytes:
