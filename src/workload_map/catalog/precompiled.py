@@ -592,12 +592,13 @@ def _prune(directory: str, keep: str) -> None:
 
 
 def validator_stamp() -> bytes | None:
-    """(package, module file, size, mtime in ns) of every module of the validator's packages and of the top-level
-    helpers, msgpack-encoded; None when they cannot be listed."""
+    """(name, size, mtime) of every module of the validator's packages and of the top-level helpers; None when
+    they cannot be listed (one `package/module.py:size:mtime_ns` line each, as `jq.trees.module_stamp` writes
+    them: the stamps of the jq analyses are lines of it)."""
     # abspath, not realpath: the stamp only has to change with the files it lists, and a symbolic link on the way
     # lists the same files; realpath's walk of every component is ~0.2 M instructions of every start (issue 19)
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    stamps: list[tuple[str, str, int, int]] = []
+    stamps: list[str] = []
     try:
         prefix = os.path.join(package, "")
         for name, directory in ((os.path.basename(package), package), *((n, prefix + n) for n in _VALIDATOR_PACKAGES)):
@@ -606,11 +607,10 @@ def validator_stamp() -> bytes | None:
                 # instructions fewer than a generator, a sort key and a loop (issue 19)
                 found = [(entry.name, entry.stat()) for entry in listing if entry.name.endswith(".py")]
             found.sort()
-            stamps += [(name, file, stat.st_size, stat.st_mtime_ns) for file, stat in found]
+            stamps += [f"{name}/{file}:{stat.st_size}:{stat.st_mtime_ns}" for file, stat in found]
     except OSError:
         return None
-    # (package, module, size, mtime) encoded by msgpack, not formatted as text: ~0.2 M instructions fewer
-    return _ENCODER.encode(stamps)
+    return "\n".join(stamps).encode()
 
 
 def _types_source() -> bytes:
