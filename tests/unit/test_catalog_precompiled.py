@@ -518,3 +518,16 @@ def test_the_files_are_compared_piece_by_piece_as_one_comparison_would(tmp_path:
                 assert not precompiled._same_files(handle, files, names, [sizes[0] + 1, *sizes[1:]])
         finally:
             os.close(handle)
+
+
+def test_registries_of_one_load_share_what_they_hold(env: dict[str, str]) -> None:
+    definitions = _from_blob(env, Counting())
+    first, second = registry.DefinitionRegistry(), registry.DefinitionRegistry()
+    first._add_catalog(definitions)
+    second._add_catalog(definitions)
+    assert definitions.decoded == 0  # holding them decodes nothing
+    found = first.for_gvk("kubeflow.org", "v1", "PyTorchJob")
+    again = second.for_gvk("kubeflow.org", "v1", "PyTorchJob")
+    assert found is not None and again is not None and found.karta is again.karta and definitions.decoded == 1
+    assert [entry.karta for entry in first.all()] == [entry.karta for entry in second.all()]
+    assert all(second.is_effective(entry) for entry in first.effective())

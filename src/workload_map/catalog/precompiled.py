@@ -173,7 +173,19 @@ class Definitions:
     """The definitions of one load, in order: each one's name and root GVK at hand (`head`), each typed definition
     decoded on first use (`karta`), once: every caller gets the same object."""
 
-    __slots__ = ("_bodies", "_kartas", "_left", "_lock", "_parts", "_rebuild", "_trees", "_valid", "decoded", "heads")
+    __slots__ = (
+        "_bodies",
+        "_kartas",
+        "_left",
+        "_lock",
+        "_parts",
+        "_rebuild",
+        "_trees",
+        "_valid",
+        "decoded",
+        "heads",
+        "held",
+    )
 
     def __init__(
         self,
@@ -188,9 +200,10 @@ class Definitions:
         self.heads = heads
         self._parts = parts
         self._valid = valid if len(valid) == len(heads) else ()
-        # each definition's encoding and trees: (offset, length) in the blob's definitions part
-        self._bodies = tuple((offset, body) for offset, body, _ in spans)
-        self._trees = tuple((offset + body, trees) for offset, body, trees in spans)
+        # each definition's part after the files: (offset, its encoding's length, its trees' length), the trees
+        # right after the encoding (both names for the one tuple of the index: no copy per start)
+        self._bodies = self._trees = spans
+        self.held: tuple[Any, ...] | None = None  # what a registry holds for these (registry._Pending), made once
         self._kartas: list[Karta | None] = list(kartas) if kartas is not None else [None] * len(heads)
         self._left = 0 if kartas is not None else len(heads)
         self._rebuild = rebuild
@@ -219,8 +232,7 @@ class Definitions:
         return tuple(self.karta(position) for position in range(len(self.heads)))
 
     def _decode(self, position: int) -> Karta:
-        offset, length = self._bodies[position]
-        _, trees_length = self._trees[position]  # right after the encoding: one read for both
+        offset, length, trees_length = self._bodies[position]  # the trees right after it: one read for both
         try:
             assert self._parts is not None
             data = self._parts.read(offset, length + trees_length)

@@ -221,7 +221,10 @@ class DefinitionRegistry:
     def _add_catalog(self, definitions: precompiled.Definitions) -> None:
         """Add the built-in definitions as `add("catalog", ...)` does, each decoded only when a lookup hands it
         out."""
-        self._entries.extend(_Pending(definitions, position) for position in range(len(definitions)))
+        held = definitions.held
+        if held is None:  # made once per load, shared by every registry (as the Entry each one makes is)
+            held = definitions.held = tuple(_Pending(definitions, position) for position in range(len(definitions)))
+        self._entries.extend(held)
         self._index = None
 
     # --- lookups --------------------------------------------------------------------------------------------
