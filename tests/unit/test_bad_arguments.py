@@ -107,9 +107,13 @@ def test_the_message_names_the_argument_and_what_it_must_be() -> None:
 )
 def test_a_cyclic_or_too_deep_object_is_an_invalid_object(document: dict[str, Any]) -> None:
     value = {**obj("pyflow"), **document}
-    with pytest.raises(InvalidObjectError, match=r"cannot be read as JSON: .*(a cycle|nested more than 500 levels)"):
-        Workload(karta("pyflow"), value)
-    with pytest.raises(InvalidObjectError):
+    message = r"cannot be read as JSON: .*(a cycle|nested more than 500 levels)"
+    workload = Workload(karta("pyflow"), value)  # a plain dict is checked when read, as far as the read needs
+    with pytest.raises(InvalidObjectError, match=message):
+        workload.resolve()
+    with pytest.raises(InvalidObjectError, match=message):  # each read that needs the whole object, again
+        workload.to_object()
+    with pytest.raises(InvalidObjectError, match=message):
         resolve(karta("pyflow"), value)
 
 

@@ -74,7 +74,7 @@ def test_without_the_flag_a_value_json_cannot_carry_is_still_refused() -> None:
     assert karta is not None
     obj["spec"] = {**(obj.get("spec") or {}), "weird": object()}
     with pytest.raises(InvalidObjectError, match=r"spec\.weird holds a object value"):
-        Workload(karta.karta, obj)
+        Workload(karta.karta, obj).resolve()  # checked at the first read of the whole object
 
 
 def test_with_the_flag_only_a_dict_is_read_in_place() -> None:

@@ -56,8 +56,11 @@ GPU_TEMPLATE = {"spec": {"containers": [{"name": "m", "resources": {"limits": {"
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf], ids=["nan", "inf", "-inf"])
 def test_non_finite_replicas_in_an_object_are_refused_naming_the_field(value: float) -> None:
+    workload = Workload(karta(), thing(replicas=value, template=GPU_TEMPLATE))  # checked when read
     with pytest.raises(InvalidObjectError, match=r"spec\.replicas holds (NaN|an infinite number), which JSON cannot"):
-        Workload(karta(), thing(replicas=value, template=GPU_TEMPLATE))
+        workload.resolve()
+    with pytest.raises(InvalidObjectError, match=r"spec\.replicas holds (NaN|an infinite number), which JSON cannot"):
+        _ = workload.component("c").scales
 
 
 @pytest.mark.parametrize("text", [".nan", ".inf", "-.Inf", ".NaN"])

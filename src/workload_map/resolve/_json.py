@@ -10,7 +10,7 @@ import datetime as _dt
 import json
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from itertools import chain, compress
 from operator import not_
@@ -71,11 +71,150 @@ def shareable(value: Any) -> bool:
     value to `json_copy`, which copies it or names what JSON cannot carry."""
     if type(value) is not dict:
         return False
+    return _subtree_shareable(value, MAX_DEPTH)
+
+
+def _subtree_shareable(value: Any, limit: int) -> bool:
+    """`shareable`'s check of any value whose containers may nest `limit` levels below it: the sorted encoder
+    refuses a key that is not a string (the plain one writes `{1: 2}` as `{"1":2}`, so a read in place of `.["1"]`
+    would differ from the copy's), a lone surrogate and a value of no JSON type."""
     try:
-        data = _ENCODER.encode(value)
+        data = _STR_KEYED.encode(value)
     except (TypeError, ValueError, RecursionError, msgspec.MsgspecError):
         return False
-    return not ((_NULL.search(data) is not None and _non_finite(value)) or _too_deep(value, data))
+    return not ((_NULL.search(data) is not None and _non_finite(value)) or _too_deep(value, data, limit))
+
+
+# the encoder of the checks: with sorted keys, msgspec takes only string keys (as fast as the plain one: the keys
+# of a Kubernetes object are few per object)
+_STR_KEYED: Final = msgspec.json.Encoder(order="sorted")
+
+
+class ReadPart:
+    """Read patterns (`jq.reads`: steps from the top, a key, an index or None for every element or value; a
+    pattern's end keeps its whole subtree) compiled for `part_shareable`, as `jq.convert.prune` compiles them:
+    `whole` where a pattern ends, the part below each named key or index (with every's patterns too) and below
+    every element. `dict_whole`/`list_whole`: an index into an object or a key into an array, which jq refuses
+    whatever the contents, so the value is kept whole (its message may show it)."""
+
+    __slots__ = ("dict_whole", "every", "list_whole", "named", "whole")
+
+    def __init__(self, patterns: frozenset[tuple[str | int | None, ...]]) -> None:
+        self.whole = () in patterns
+        every: set[tuple[str | int | None, ...]] = set()
+        named: dict[str | int, set[tuple[str | int | None, ...]]] = {}
+        for pattern in patterns:
+            if pattern:
+                head = pattern[0]
+                if head is None:
+                    every.add(pattern[1:])
+                else:
+                    named.setdefault(head, set()).add(pattern[1:])
+        self.every = ReadPart(frozenset(every)) if every and not self.whole else None
+        self.named = {} if self.whole else {key: ReadPart(frozenset(rest | every)) for key, rest in named.items()}
+        self.dict_whole = any(type(key) is not str for key in named)
+        self.list_whole = any(type(key) is not int for key in named)
+
+
+def read_part(patterns: Iterable[Sequence[str | int | None]] | None) -> ReadPart | None:
+    """`patterns` compiled for `part_shareable`, or None when they cannot scope a check (None: the whole input; a
+    step that is not a string, an int or None; a key JSON text cannot hold, a lone surrogate; a pattern deeper
+    than MAX_DEPTH)."""
+    if patterns is None:
+        return None
+    kept: set[tuple[str | int | None, ...]] = set()
+    for pattern in patterns:
+        steps = tuple(pattern)
+        if len(steps) > MAX_DEPTH:
+            return None
+        for step in steps:
+            if step is not None and type(step) is not int and type(step) is not str:
+                return None
+            if type(step) is str and not step.isascii():
+                try:
+                    step.encode()
+                except UnicodeEncodeError:
+                    return None
+        kept.add(steps)
+    return ReadPart(frozenset(kept))
+
+
+def part_shareable(value: dict[str, Any], part: ReadPart) -> bool:
+    """Whether reading only `part` of `value` in place gives what reading it in `json_copy(value)` gives: along
+    each pattern every container an exact dict (string keys JSON can hold) or list, and each pattern's end (and
+    each scalar a pattern stops at) passing `shareable`'s checks, its nesting counted from the top. False: check
+    the whole object (`shareable`, else `json_copy`). What lies outside the patterns is not looked at, so an
+    expression whose reads are `part` (`jq.reads`: it reads nothing else) may run on `value` in place."""
+    return type(value) is dict and _part_ok(value, part, 0)
+
+
+def _part_ok(value: Any, part: ReadPart, depth: int) -> bool:
+    if part.whole:
+        return _end_ok(value, depth)
+    kind = type(value)
+    if kind is dict:
+        if part.dict_whole:
+            return _end_ok(value, depth)
+        if not _plain_keys(value):
+            return False  # the copy names such a key as JSON does: which entry a step finds can differ
+        named, every = part.named, part.every
+        if every is not None:
+            get = named.get
+            return all(_part_ok(item, get(key, every), depth + 1) for key, item in value.items())
+        return all(key not in value or _part_ok(value[key], below, depth + 1) for key, below in named.items())
+    if kind is list:
+        if part.list_whole:
+            return _end_ok(value, depth)
+        length = len(value)
+        at: dict[int, list[ReadPart]] = {}
+        for index, below in part.named.items():
+            assert type(index) is int  # `list_whole` otherwise
+            position = index + length if index < 0 else index
+            if 0 <= position < length:
+                at.setdefault(position, []).append(below)
+        every = part.every
+        if every is not None:
+            alone = [every]
+            return all(
+                _part_ok(item, below, depth + 1)
+                for position, item in enumerate(value)
+                for below in at.get(position, alone)
+            )
+        return all(_part_ok(value[position], below, depth + 1) for position, parts in at.items() for below in parts)
+    if kind in _SCALAR_KINDS:
+        return _end_ok(value, depth)  # a step into a scalar fails; the value is kept whole for the message
+    return False  # a tuple, another mapping, a typed value: the copy changes it (the whole object decides)
+
+
+def _end_ok(value: Any, depth: int) -> bool:
+    kind = type(value)
+    if kind is str:
+        return value.isascii() or _encodes(value)
+    if kind is bool or value is None or (kind is int and -_SMALL_INT < value < _SMALL_INT):
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    return _subtree_shareable(value, MAX_DEPTH - depth)
+
+
+_SMALL_INT: Final = 2**63
+_SCALAR_KINDS: Final = frozenset({str, int, float, bool, type(None)})
+_STR_KIND: Final = frozenset({str})
+
+
+def _plain_keys(value: dict[Any, Any]) -> bool:
+    """Whether every key of `value` is a string JSON text can hold (no lone surrogate)."""
+    if not _STR_KIND.issuperset(map(type, value)):
+        return False
+    return all(map(str.isascii, value)) or all(map(_encodes, value))
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: the copy makes it U+FFFD
+        return False
+    return True
 
 
 # `b"null" in data`, twice as fast on a Kubernetes object's text: 5 against 10 us over 18 KB (Python's substring
@@ -129,28 +268,28 @@ def nested_too_deep(value: Any, data: bytes) -> bool:
     return _too_deep(value, data)
 
 
-def _too_deep(value: Any, data: bytes) -> bool:
-    """Whether `value` (encoded as `data`) nests arrays and objects more than MAX_DEPTH levels deep.
+def _too_deep(value: Any, data: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether `value` (encoded as `data`) nests arrays and objects more than `limit` levels deep.
 
     A count answers most objects (too few containers to nest that deep); past MAX_DEPTH containers the JSON
     text answers (`_text_nests_deeper`), when it nests no deeper than allowed; only text that does is walked
     (`_walk_too_deep`), since the text may hold containers the value does not (a typed value encoded as an
     object)."""
-    if len(data.translate(None, _OTHER_BYTES)) <= MAX_DEPTH:  # the `[` and `{` are what is left
+    if len(data.translate(None, _OTHER_BYTES)) <= limit:  # the `[` and `{` are what is left
         return False  # too few containers to nest that deep: the common case costs one pass
-    levels = _bracket_levels(data)
+    levels = _bracket_levels(data, limit)
     if levels is not None:
-        return levels > MAX_DEPTH + 1 and _walk_too_deep(value)  # the top container is level 0
+        return levels > limit + 1 and _walk_too_deep(value, limit)  # the top container is level 0
     try:
-        if not _text_nests_deeper(data, MAX_DEPTH, counted=True):
+        if not _text_nests_deeper(data, limit, counted=True):
             return False
     except (ValueError, msgspec.MsgspecError):  # pragma: no cover - the text is an encoding of `value`
         pass
-    return _walk_too_deep(value)
+    return _walk_too_deep(value, limit)
 
 
-def _bracket_levels(data: bytes) -> int | None:
-    """How many containers the JSON text `data` has open at once at most (past MAX_DEPTH + 1: some number
+def _bracket_levels(data: bytes, limit: int = MAX_DEPTH) -> int | None:
+    """How many containers the JSON text `data` has open at once at most (past `limit` + 1: some number
     above it), read from its brackets alone; None when a string may hold one (the caller splits the text then).
 
     Without a backslash in the text no string holds a quote, so the quotes pair up in order: with the brackets
@@ -168,7 +307,7 @@ def _bracket_levels(data: bytes) -> int | None:
     levels = 0
     while brackets:
         levels += 1
-        if levels > MAX_DEPTH + 1:
+        if levels > limit + 1:
             return levels
         fewer = brackets.replace(b"[]", b"")
         if len(fewer) == len(brackets):  # pragma: no cover - the text is JSON: its brackets balance
@@ -236,15 +375,15 @@ def _text_nests_deeper(data: bytes, allowed: int, *, counted: bool = False) -> b
     return False
 
 
-def _walk_too_deep(value: Any) -> bool:
-    """Whether `value` nests arrays and objects (mappings, lists, tuples) more than MAX_DEPTH levels deep.
+def _walk_too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether `value` nests arrays and objects (mappings, lists, tuples) more than `limit` levels deep.
 
     Level by level, with C iterators (`map`, `chain`, `compress`) doing the walk while every value is a plain
     JSON type (dict, list, tuple and scalars), so a large object (a JobSet of a thousand containers) costs a few
     C passes per level instead of Python calls per value; a level holding any other type is walked with
     isinstance."""
     level: list[Any] = [value]
-    for _ in range(MAX_DEPTH + 1):  # the top is level 0: a container below level MAX_DEPTH is too deep
+    for _ in range(limit + 1):  # the top is level 0: a container below level `limit` is too deep
         if set(map(type, level)) <= _CONTAINER_KINDS:
             dicts = list(map(_DICT_KIND.__contains__, map(type, level)))
             children = list(

@@ -19,7 +19,7 @@ from workload_map.resolve.errors import ExtractionError, UpdateError
 from workload_map.resolve.resolution import Resolution
 from workload_map.resolve.results import WorkloadStatus
 from workload_map.resolve.snapshot import Snapshot
-from workload_map.resolve.structure import PART_STATUS, Structure
+from workload_map.resolve.structure import PART_STATUS, StatusReads, Structure
 
 
 class Session:
@@ -34,15 +34,24 @@ class Session:
         related: Sequence[Mapping[str, Any]] = (),
         shared: bool = False,
         identity_plain: bool | None = None,
+        status_reads: StatusReads | None = None,
     ) -> None:
         """`shared`: `obj` is the caller's plain-JSON object, read in place (see `Snapshot`); `identity_plain`:
-        `_json.plain_identity(obj)` when the caller already worked it out."""
+        `_json.plain_identity(obj)` when the caller already worked it out; `status_reads` (with `shared`): `obj`
+        is the caller's dict, not checked yet, each read checking what it needs (`Snapshot`)."""
         self.structure = structure
         self.policy = policy
         self.related = tuple(related)
         self.original: dict[str, Any] | None = None  # the document before the first write
         self.writes = 0
-        self._snapshot = Snapshot(obj, structure.plan_groups, policy, shared=shared, identity_plain=identity_plain)
+        self._snapshot = Snapshot(
+            obj,
+            structure.plan_groups,
+            policy,
+            shared=shared,
+            identity_plain=identity_plain,
+            status_reads=None if status_reads is None else (status_reads.expressions, status_reads.part),
+        )
         self._resolution: Resolution | None = None
         # a status read without a resolution, by component: (snapshot, status, its errors) of the snapshot it read
         self._status_reads: dict[str, tuple[Snapshot, WorkloadStatus | None, tuple[ExtractionError, ...]]] = {}

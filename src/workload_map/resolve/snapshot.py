@@ -1,7 +1,9 @@
 """One state of a workload's document: the object, its jq `Document`, and the outputs evaluated on it.
 
 The first snapshot of a workload reads the caller's object in place when it is plain JSON (no copy of the whole
-object before anything is read; see `Snapshot(shared=True)`). A snapshot never changes: a write makes a new one
+object before anything is read; see `Snapshot(shared=True)`), and of a plain dict checks that only as far as each
+read needs: the status only along what the status expressions read, anything else the whole object, once
+(`Snapshot(status_reads=...)`). A snapshot never changes: a write makes a new one
 (copy-on-write along the written paths, see `session.py`), so a `Resolution` taken before a write keeps
 describing the object it was taken from. Outputs are evaluated on first
 use, group by group: the first read of a structure path evaluates every structure path of the definition, the first
@@ -19,8 +21,8 @@ from workload_map.jq import Document, EvaluationPolicy, JqError
 from workload_map.jq.engine import MAX_RESULTS
 from workload_map.jq.fastpath import NotPlainError, compile_fast_raw
 from workload_map.jq.generated import evaluate_batch
-from workload_map.resolve._json import json_copy, plain_identity
-from workload_map.resolve.errors import ExtractionError
+from workload_map.resolve._json import NotJSONError, ReadPart, json_copy, part_shareable, plain_identity, shareable
+from workload_map.resolve.errors import ExtractionError, InvalidObjectError
 
 # id(plan) -> (plan, each expression's group): a plan is a definition's `Structure.plan_groups` (a tuple of tuples,
 # immutable), so its index is worked out once per definition, not once per snapshot; holding the plan keeps its id
@@ -54,9 +56,13 @@ class Snapshot:
         "_group_of",
         "_identity_plain",
         "_in_place",
+        "_invalid",
         "_lock",
         "_results",
         "_source",
+        "_status_ok",
+        "_status_reads",
+        "_unchecked",
         "policy",
     )
 
@@ -68,6 +74,7 @@ class Snapshot:
         *,
         shared: bool = False,
         identity_plain: bool | None = None,
+        status_reads: tuple[frozenset[str], ReadPart | None] | None = None,
     ) -> None:
         """`plan`: groups of expressions evaluated together (the first read of one evaluates its whole group).
 
@@ -75,7 +82,15 @@ class Snapshot:
         the jq Document converts from it what each group reads (it copies, as it does for any object), and `.obj`,
         the document as a plain copy, is made only when something asks for it (a write, `to_object`). Otherwise
         `obj` is already this snapshot's own document. `identity_plain`: `plain_identity(obj)`, when the caller
-        has worked it out already (the workload does, for its GVK), so it is not checked twice."""
+        has worked it out already (the workload does, for its GVK), so it is not checked twice.
+
+        `status_reads` (with `shared`): `obj` is the caller's dict, not checked yet (`Workload` of a plain dict),
+        and what the status reads: its expressions and their read patterns (`structure.StatusReads`; the patterns
+        None: anything). A status read (those expressions only, and `document`) checks `obj` along the patterns
+        (`_json.part_shareable`) and reads it in place when that part passes; anything else, or a status whose part
+        does not pass, first takes the whole-object path once: the object read in place when `shareable`, else its
+        `json_copy`, whose `NotJSONError` is raised as `InvalidObjectError` (at every read that needs the whole
+        object, as the constructor raised it before)."""
         self._source = obj
         self._identity_plain = identity_plain
         self._copy: dict[str, Any] | None = None if shared else obj
@@ -84,12 +99,57 @@ class Snapshot:
         self._document = Document(obj, policy=policy)
         self._results: dict[str, list[Any] | JqError] = {}
         self._in_place: dict[str, list[Any] | None] = {}  # what `objects` read in place (None: it could not)
+        # what the status reads while the whole object is unchecked, and whether that part passed its check
+        self._status_reads = status_reads if shared else None
+        self._status_ok = False
+        self._unchecked = shared and status_reads is not None
+        self._invalid: str | None = None  # the whole-object path's error, raised at every read that needs it
         # evaluation fills the cache once; a lock keeps two threads reading one resolution from converting twice
         self._lock = allocate_lock()
+
+    def check_whole(self) -> None:
+        """Take the whole-object path if it was not taken (see `__init__`); raises its `InvalidObjectError`."""
+        if self._unchecked:
+            with self._lock:
+                if self._unchecked and self._invalid is None:
+                    source = self._source
+                    if shareable(source):
+                        self._unchecked = False
+                    else:
+                        try:
+                            copy = json_copy(source)
+                        except NotJSONError as exc:
+                            self._invalid = f"the workload object cannot be read as JSON: {exc}"
+                        else:  # what was evaluated already (the status) reads the same in the copy
+                            self._copy = self._source = copy
+                            self._identity_plain = None
+                            self._document = Document(copy, policy=self.policy)
+                            self._unchecked = False
+            if self._invalid is not None:
+                raise InvalidObjectError(self._invalid)
+
+    def _check_status(self) -> None:
+        """Before evaluating status expressions: their part of the object checked, else the whole object."""
+        if not self._unchecked or self._status_ok:
+            return
+        reads = self._status_reads
+        if reads is not None and reads[1] is not None and part_shareable(self._source, reads[1]):
+            self._status_ok = True  # the status reads the object in place from now on
+            return
+        self.check_whole()
+
+    def _check_for(self, expressions: Sequence[str]) -> None:
+        if self._unchecked:
+            reads = self._status_reads
+            if reads is not None and reads[0].issuperset(expressions):
+                self._check_status()
+            else:
+                self.check_whole()
 
     @property
     def obj(self) -> dict[str, Any]:
         """The document as a plain dict of its own (for a shared object: copied on first use)."""
+        self.check_whole()
         found = self._copy
         if found is None:
             with self._lock:
@@ -112,6 +172,7 @@ class Snapshot:
 
     def prefetch(self, expressions: Sequence[str]) -> None:
         """Evaluate, in one call, `expressions` and the rest of their plan groups, whatever is not yet cached."""
+        self._check_for(expressions)
         with self._lock:
             grouped = [member for expr in expressions for member in self._group_of.get(expr, ())]
             wanted = [expr for expr in dict.fromkeys([*expressions, *grouped]) if expr and expr not in self._results]
@@ -124,7 +185,10 @@ class Snapshot:
 
     @property
     def document(self) -> Document:
-        """The jq Document of this snapshot's object (for the generated status read, `status_plan.planned_status`)."""
+        """The jq Document of this snapshot's object, for the status read alone (`status_plan.planned_status`: the
+        status's generated functions on its object in place): its object is checked only along what the status
+        expressions read."""
+        self._check_status()
         return self._document
 
     def results(self, expressions: Sequence[str]) -> list[list[Any] | JqError]:
@@ -152,6 +216,7 @@ class Snapshot:
         plan (`Structure.in_place`) whose every output, read in place, is an object or null; else
         `(self.outputs(expr, ...), False)`. Outputs read in place are the document's own subtrees, in its key
         order: never hand them out or change them; `convert.normalize` of one is what `outputs` would give."""
+        self.check_whole()
         found = self._in_place.get(expr)
         if found is None and expr not in self._in_place:
             with self._lock:
@@ -184,6 +249,7 @@ class Snapshot:
 
     def paths(self, expr: str) -> list[list[Any]]:
         """The paths `expr` selects (for write-back); raises `JqError`."""
+        self.check_whole()
         found: list[list[Any]] = self._document.paths(expr)
         return found
 

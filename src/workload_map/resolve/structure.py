@@ -14,9 +14,13 @@ from typing import Final
 
 import msgspec
 
+from workload_map.jq import facts, parser
+from workload_map.jq.errors import JqError
 from workload_map.jq.fastpath import compile_fast_raw
+from workload_map.jq.reads import reads
 from workload_map.model import ComponentDefinition, Karta
 from workload_map.model.extensions import ResourceAliases, resource_aliases
+from workload_map.resolve._json import ReadPart, read_part
 from workload_map.resolve.reasons import reason_expressions
 from workload_map.resolve.results import FRAGMENTED_FIELDS
 
@@ -68,6 +72,10 @@ class Structure(msgspec.Struct, frozen=True):
     # place (`Snapshot.objects`), in no group, so the objects they give are copied (normalised) only when a reader
     # is handed them, and the request formula reads them where they are
     in_place: frozenset[str] = frozenset()
+    # every status expression of the definition (the status group of `plan_groups`), and what they read
+    # (`status_reads`, worked out on first use and kept here: a list of at most one entry)
+    status: tuple[str, ...] = ()
+    status_reads_found: list[StatusReads] = msgspec.field(default_factory=list)
 
     def children_of(self, name: str) -> tuple[str, ...]:
         return self.children.get(name, ())
@@ -135,7 +143,49 @@ def _build(karta: Karta) -> Structure:
         plan_groups=tuple(group for group in (shape, status) if group),
         resource_aliases=resource_aliases(karta.metadata.annotations if karta.metadata else None),
         in_place=in_place,
+        status=status,
     )
+
+
+class StatusReads(msgspec.Struct, frozen=True):
+    """What the status expressions of a definition read: `expressions` (a snapshot evaluating only these needs
+    only `part` checked) and `part`, the union of their read patterns (`jq.reads`) compiled for
+    `_json.part_shareable`; None when some expression may read anything (then the whole object is checked)."""
+
+    expressions: frozenset[str]
+    part: ReadPart | None
+
+
+def status_reads(structure: Structure) -> StatusReads:
+    """The status read patterns of `structure`'s definition, worked out once per structure (two threads may both
+    work them out: equal results)."""
+    found = structure.status_reads_found
+    if found:
+        return found[0]
+    patterns: set[tuple[str | int | None, ...]] | None = set()
+    for expr in structure.status:
+        roots = _roots(expr)
+        if roots is None:
+            patterns = None
+            break
+        patterns.update(roots)  # type: ignore[union-attr]
+    reads = StatusReads(frozenset(structure.status), read_part(patterns))
+    if not found:
+        found.append(reads)
+    return found[0]
+
+
+def _roots(expr: str) -> frozenset[tuple[str | int | None, ...]] | None:
+    """What `expr` reads, as the jq engine prunes its input by (`engine.compile_expression(expr).roots`: the
+    catalog's stored fact, else `reads` of its tree); None: anything (or it does not parse)."""
+    known = facts.roots(expr)
+    if known is not None:
+        return known[0]
+    try:
+        found = reads(parser.parse(expr))
+    except (JqError, RecursionError):
+        return None
+    return None if found is None else frozenset(found)
 
 
 def absent_parts(component: ComponentDefinition) -> frozenset[str]:
@@ -204,4 +254,4 @@ def _status_expressions(component: ComponentDefinition) -> Iterator[str]:
         yield from reason_expressions(status)  # what the reason of the primary phase reads
 
 
-__all__ = ["ComponentSlot", "Structure", "structure_of"]
+__all__ = ["ComponentSlot", "StatusReads", "Structure", "status_reads", "structure_of"]

@@ -24,7 +24,8 @@ from workload_map.resolve.errors import (
 from workload_map.resolve.resolution import Resolution
 from workload_map.resolve.results import ObjectRef, WorkloadStatus
 from workload_map.resolve.session import Session
-from workload_map.resolve.structure import structure_of
+from workload_map.resolve.structure import StatusReads, structure_of
+from workload_map.resolve.structure import status_reads as status_reads_of
 
 if TYPE_CHECKING:
     from workload_map.resolve.tree import WorkloadTree
@@ -35,17 +36,25 @@ class Workload:
     """A Kubernetes object seen through its Karta definition.
 
     The caller's object is never changed. A dict JSON can carry as it stands (what msgspec encodes: plain JSON,
-    tuples, timestamps; no NaN, no nesting over 500 levels) is read in place, not copied: what each read needs is
-    converted from it when first read, and a write or `to_object()` works on a copy made then, so do not change
-    the object while this workload or a `Resolution` from it is in use. Any other object is copied once (which
-    names what JSON cannot carry). Every component
+    tuples, timestamps; string keys, no NaN, no nesting over 500 levels) is read in place, not copied: what each
+    read needs is converted from it when first read, and a write or `to_object()` works on a copy made then, so do
+    not change the object while this workload or a `Resolution` from it is in use. Any other object is copied once
+    (which names what JSON cannot carry).
+
+    A plain dict (not `from_json`, its identity fields plain) is checked when read, as far as the read needs
+    (issue 19; docs/resolve.md, step 2): the status (`.status`, `Component.status`) checks only what the
+    definition's status expressions read and reads the object in place when that passes; every other read
+    (`resolve()`, `tree()`, the components' parts, `to_object()`, `merge_patch()`, writes) first checks the whole
+    object once. So the `InvalidObjectError` for an object JSON cannot carry comes from the first read that needs
+    the part holding the bad value (and from each later one), not from the constructor; any other mapping, or a
+    dict whose identity fields are not plain, is checked (or copied) here as before. Every component
     reads and writes one shared document, so an update through one component is seen by every later read;
     `to_object()` and `merge_patch()` give the result. Strict accessors (`components[...]`, `.status`,
     `Component.pod_specs`, ...) raise on a broken path; `resolve()` captures each failure as a `ComponentError`
     and returns everything that did resolve.
 
     Raises `InvalidDefinitionError` (validation errors; warnings do not block), `InvalidObjectError` (not a
-    mapping) and `GVKMismatchError` (another group or kind than the definition's root; another version of the
+    mapping; not JSON, for an object checked here) and `GVKMismatchError` (another group or kind than the definition's root; another version of the
     same group and kind resolves). `validate=False` skips validation (e.g. already done by the caller);
     `check_gvk=False` skips the kind check (partial objects in tests). `policy` (a `jq.EvaluationPolicy`; None: in
     process) says where the definition's jq expressions run, for this workload and its pods (`.policy`).
@@ -88,23 +97,39 @@ class Workload:
             )
         # A plain-JSON object is read in place (never changed: reads convert what they need, writes copy); any
         # other is copied once, which also names what JSON cannot carry. A decoder's fresh output needs no check:
-        # the check's encode was a fifth of resolving the status alone (benchmarks/RESULTS.md).
-        shared = (from_json and type(obj) is dict) or shareable(obj)
-        try:
-            document: dict[str, Any] = obj if shared else json_copy(obj)  # type: ignore[assignment]
-        except NotJSONError as exc:
-            raise InvalidObjectError(f"the workload object cannot be read as JSON: {exc}") from None
+        # the check's encode was a fifth of resolving the status alone (benchmarks/RESULTS.md). Any other dict
+        # whose identity fields are plain is checked when read, as far as the read needs (`Snapshot`): the status
+        # along what its expressions read, anything else the whole object (issue 19: the whole object's check
+        # was more than reading the status).
+        structure = structure_of(definition)
+        status_reads: StatusReads | None = None
+        identity_plain: bool | None
+        if type(obj) is dict and not from_json and plain_identity(obj):
+            document: dict[str, Any] = obj
+            shared = identity_plain = True
+            status_reads = status_reads_of(structure)
+        else:
+            shared = (from_json and type(obj) is dict) or shareable(obj)
+            try:
+                document = obj if shared else json_copy(obj)  # type: ignore[assignment]
+            except NotJSONError as exc:
+                raise InvalidObjectError(f"the workload object cannot be read as JSON: {exc}") from None
+            identity_plain = plain_identity(document) if shared else None  # the resolution's identity too
         self.definition = definition
-        identity_plain = plain_identity(document) if shared else None  # checked once: the resolution's identity too
         self.object_gvk = _object_gvk(document if not shared or identity_plain else json_copy(document))
         if check_gvk:
             checked = _CHECKED_GVK
             if checked is None or checked[0] is not definition or checked[1] is not self.object_gvk:
                 _check_gvk(definition, self.object_gvk)
         self.policy = INPROCESS if policy is None else policy
-        structure = structure_of(definition)
         self._session = Session(
-            document, structure, policy=self.policy, related=related, shared=shared, identity_plain=identity_plain
+            document,
+            structure,
+            policy=self.policy,
+            related=related,
+            shared=shared,
+            identity_plain=identity_plain,
+            status_reads=status_reads,
         )
         self._root = structure.root
         self._built: dict[str, Component] | None = None  # the components, made on first use (`.status` needs none)
@@ -180,7 +205,9 @@ class Workload:
     def resolve(self) -> Resolution:
         """The resolution of the current document: frozen, each part computed on first use, failures in its
         `errors` (nothing raises). A later write makes a new one; this one keeps describing the document it was
-        taken of."""
+        taken of. Raises `InvalidObjectError` when the object cannot be read as JSON (a plain dict's whole check,
+        see `Workload`)."""
+        self._session.snapshot.check_whole()
         return self._session.resolution
 
     def tree(self) -> WorkloadTree:
@@ -244,6 +271,7 @@ class Workload:
 
     def merge_patch(self) -> dict[str, Any]:
         """The JSON merge patch (RFC 7386) from the original object to the current document; `{}` if unchanged."""
+        self._session.snapshot.check_whole()
         original = self._session.original
         if original is None:
             return {}
