@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from workload_map.jq import ast, compiler, parser
 from workload_map.jq.errors import JqParseError
@@ -47,3 +49,25 @@ def test_the_walks_see_nested_fields() -> None:
     parser.parse(deep)
     with pytest.raises(JqParseError, match="nested too deeply"):
         parser.parse(" | ".join(["[.]"] * 5000))
+
+
+# `fields_of` and `String.constant` are asked for at every node the analyses and the compiler walk, so they were
+# made cheaper (issue 19: start-up); these hold them to the forms they replaced, on generated nodes.
+_PARTS = st.lists(st.one_of(st.text(max_size=3), st.just(ast.Identity()), st.builds(ast.Var, st.text(max_size=2))))
+
+
+@given(_PARTS)
+def test_a_strings_constant_is_its_parts_joined_when_all_are_text(parts: list[str | ast.Node]) -> None:
+    string = ast.String(tuple(parts))
+    before = "".join(p for p in parts if isinstance(p, str)) if all(isinstance(p, str) for p in parts) else None
+    assert string.constant == before
+    assert type(string.constant) is type(before)
+
+
+@given(st.sampled_from([name for name in ast.__all__ if isinstance(getattr(ast, name), type)]), st.data())
+def test_fields_of_gives_each_field_in_declaration_order(name: str, data: st.DataObject) -> None:
+    kind = getattr(ast, name)
+    values = [data.draw(st.one_of(st.none(), st.booleans(), st.text(max_size=2))) for _ in kind.__struct_fields__]
+    node = kind(*values)
+    assert ast.fields_of(node) == tuple(getattr(node, field) for field in kind.__struct_fields__)
+    assert type(ast.fields_of(node)) is tuple

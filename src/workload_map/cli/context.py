@@ -15,20 +15,21 @@ import sys
 from _thread import get_ident  # a thread's id without importing threading at start-up (a builtin module)
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
 from workload_map.cli.config import Config, load_config
 from workload_map.cli.errors import CLIError
-from workload_map.cli.safe import MESSAGE_LIMIT, safe_lines, safe_text
 
+if TYPE_CHECKING:  # for annotations only: a Protocol class is ~0.3 million instructions to make (issue 19)
+    from typing import Protocol
 
-class Reporter(Protocol):
-    """Where a helper sends what deserves a warning (printed on stderr after the command's output); `State` is
-    one."""
+    class Reporter(Protocol):
+        """Where a helper sends what deserves a warning (printed on stderr after the command's output); `State` is
+        one."""
 
-    def warn(self, message: str) -> None: ...
+        def warn(self, message: str) -> None: ...
 
 
 class State(msgspec.Struct):
@@ -130,15 +131,20 @@ class State(msgspec.Struct):
 
     def note(self, message: str) -> None:
         """A notice for the person at the terminal (stderr, printed now, no prefix)."""
+        from workload_map.cli.safe import MESSAGE_LIMIT, safe_lines  # only to print (issue 19: start-up)
+
         self.stderr.write(safe_lines(message.rstrip("\n"), MESSAGE_LIMIT) + "\n")
         self.stderr.flush()
 
     def flush_warnings(self) -> None:
         pending, self.warnings = self.warnings, []
+        if not pending:
+            return
+        from workload_map.cli.safe import MESSAGE_LIMIT, safe_text  # only when there is one (issue 19: start-up)
+
         for message in pending:
             self.stderr.write(f"warning: {safe_text(message, MESSAGE_LIMIT)}\n")  # one line: cli.safe
-        if pending:
-            self.stderr.flush()
+        self.stderr.flush()
 
     # --- configuration --------------------------------------------------------------------------------------
 

@@ -12,25 +12,26 @@ up later as a confusing resolution error.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from workload_map.catalog import DefinitionRegistry, builtin_registry
-from workload_map.cli.context import Reporter
 from workload_map.cli.errors import CLIError, UsageError
 from workload_map.model import Karta
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for annotations only: a Protocol class is ~0.3 million instructions to make (issue 19)
+    from typing import Protocol
+
+    from workload_map.cli.context import Reporter
     from workload_map.validation import Finding
 
+    class ClusterDefinitionSource(Protocol):
+        """Where a cluster command gets the cluster's Karta objects (implemented by the cluster layer's CLI glue).
 
-class ClusterDefinitionSource(Protocol):
-    """Where a cluster command gets the cluster's Karta objects (implemented by the cluster layer's CLI glue).
+        `load()` returns the definitions and the warnings to show (an unreachable cluster, a missing CRD, a skipped
+        item); it should not raise for those, so the catalog still works without a cluster.
+        """
 
-    `load()` returns the definitions and the warnings to show (an unreachable cluster, a missing CRD, a skipped
-    item); it should not raise for those, so the catalog still works without a cluster.
-    """
-
-    def load(self) -> tuple[list[Karta], list[str]]: ...
+        def load(self) -> tuple[list[Karta], list[str]]: ...
 
 
 def load_local_definitions(paths: Sequence[str]) -> list[Karta]:

@@ -17,7 +17,6 @@ import os
 import sys
 from typing import IO, Any
 
-from workload_map.cli.safe import MESSAGE_LIMIT, safe_text
 from workload_map.errors import WorkloadMapError
 
 EXIT_OK = 0
@@ -126,6 +125,8 @@ def report_exception(exc: BaseException, *, debug: bool = False, stderr: IO[str]
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     message, hint, code = _classify(exc)
+    from workload_map.cli.safe import MESSAGE_LIMIT, safe_text  # on the way out only (issue 19: start-up)
+
     try:
         if debug and not isinstance(exc, KeyboardInterrupt):
             import traceback  # only for --debug (it imports textwrap, linecache, ...)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workload_map.cli.context import Reporter, state
+from workload_map.cli.context import state
 from workload_map.cli.errors import CLIError
 from workload_map.cli.pipeline import ResolvedWorkload
 from workload_map.cli.render import machine
@@ -27,6 +27,9 @@ from workload_map.gang import (
     plan,
     unganged,
 )
+
+if TYPE_CHECKING:
+    from workload_map.cli.context import Reporter
 
 
 @dataclass(frozen=True)

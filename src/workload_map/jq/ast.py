@@ -4,16 +4,19 @@ Every node is a frozen `msgspec.Struct` (a `_Node`), so trees can be hashed, cac
 walks a node's fields. (Structs rather than dataclasses: 33 frozen slotted dataclasses cost ~9 ms to create at
 import, a tenth of the CLI's start-up; the Structs cost well under 1 ms.) The shapes follow jq's grammar
 (`src/parser.y` of jq 1.8) closely enough that `workload_map.jq.unparse.unparse` can print a tree back as a
-program libjq reads the same way; see docs/jq.md for the grammar and what each node stands for.
+program libjq reads the same way; see docs/jq.md for the grammar and what each node stands for. The operators a
+`Binary` node may hold, with their precedence, are `BINARY_OPERATORS` (`ASSIGNMENT_OPERATORS` the assignments).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
 __all__ = [
+    "ASSIGNMENT_OPERATORS",
+    "BINARY_OPERATORS",
     "ArrayPattern",
     "Binary",
     "Bind",
@@ -61,7 +64,7 @@ class _Node(msgspec.Struct, frozen=True):
 def fields_of(node: object) -> tuple[Any, ...]:
     """The values of a tree node's fields in declaration order; `()` for anything that is not a node."""
     if isinstance(node, _Node):
-        return tuple(getattr(node, name) for name in node.__struct_fields__)
+        return msgspec.structs.astuple(node)  # the fields in declaration order, in C (no generator; issue 19)
     return ()
 
 
@@ -101,9 +104,10 @@ class String(_Node, frozen=True):
     @property
     def constant(self) -> str | None:
         """The string's value when it has no interpolation, else None."""
-        if all(isinstance(p, str) for p in self.parts):
-            return "".join(p for p in self.parts if isinstance(p, str))
-        return None
+        # one list rather than two generators: asked for every key the analyses and the compiler read (issue 19)
+        parts = self.parts
+        texts = [part for part in parts if isinstance(part, str)]
+        return "".join(texts) if len(texts) == len(parts) else None
 
 
 class Format(_Node, frozen=True):
@@ -220,6 +224,38 @@ class Binary(_Node, frozen=True):
     op: str
     left: Node
     right: Node
+
+
+# The operators of jq's grammar and their precedence, from jq 1.8's `parser.y`: what the grammar (`jq/grammar.py`)
+# builds `Binary` nodes by, and what the analyses (`reads`, `safety`) read an operator's kind by, without importing
+# the grammar. (Here rather than in a module of their own: one file fewer for every start to find and read; issue 19.)
+# Binary operators inside an expression: (level, associativity). Higher level binds tighter. `|` and `,`
+# sit below all of these (query level). From jq 1.8 parser.y's precedence declarations.
+BINARY_OPERATORS: Final[dict[str, tuple[int, str]]] = {
+    "//": (1, "right"),
+    "=": (2, "nonassoc"),
+    "|=": (2, "nonassoc"),
+    "+=": (2, "nonassoc"),
+    "-=": (2, "nonassoc"),
+    "*=": (2, "nonassoc"),
+    "/=": (2, "nonassoc"),
+    "%=": (2, "nonassoc"),
+    "//=": (2, "nonassoc"),
+    "or": (3, "left"),
+    "and": (4, "left"),
+    "==": (5, "nonassoc"),
+    "!=": (5, "nonassoc"),
+    "<": (5, "nonassoc"),
+    "<=": (5, "nonassoc"),
+    ">": (5, "nonassoc"),
+    ">=": (5, "nonassoc"),
+    "+": (6, "left"),
+    "-": (6, "left"),
+    "*": (7, "left"),
+    "/": (7, "left"),
+    "%": (7, "left"),
+}
+ASSIGNMENT_OPERATORS: Final = frozenset(op for op, (level, _) in BINARY_OPERATORS.items() if level == 2)
 
 
 class If(_Node, frozen=True):

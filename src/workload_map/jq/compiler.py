@@ -30,7 +30,7 @@ import json
 import math
 from collections.abc import Callable, Iterator
 from decimal import Decimal
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -43,15 +43,17 @@ from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
 from workload_map.jq.fastpath import _dump_trunc
 from workload_map.jq.parser import parse
 
-__all__ = ["STEP_BUDGET", "Closure", "InProcessStopError", "compile_closure", "covered"]
+__all__ = ["STEP_BUDGET", "InProcessStopError", "compile_closure", "covered"]
 
 STEP_BUDGET: Final = 1_000_000
 """Steps one evaluation may take (elements iterated, reduction steps, characters and elements built)."""
 
-Closure = Callable[[Any, int], list[Any]]
-Env = dict[int, Any]
-Gen = Callable[[Any, Env], Iterator[Any]]
-One = Callable[[Any, Env], Any]
+if TYPE_CHECKING:  # annotations only: a `Callable[...]` alias is ~0.1 million instructions to make at import (issue 19)
+    Closure = Callable[[Any, int], list[Any]]
+    Env = dict[int, Any]
+    Gen = Callable[[Any, Env], Iterator[Any]]
+    One = Callable[[Any, Env], Any]
+    Native = Callable[["_Compiler", list["_Code"]], "_Code"]
 
 _SAFE: Final = 2**53
 _DBL_MAX: Final = 1.7976931348623157e308
@@ -1418,7 +1420,6 @@ _FORMATS: Final[dict[str, Callable[[Any], str]]] = {
 
 # --------------------------------------------------------------------------------------------------- natives
 
-Native = Callable[[_Compiler, list[_Code]], _Code]
 _NATIVES: dict[str, Native] = {}
 
 

@@ -37,7 +37,6 @@ from workload_map.jq.engine import MAX_RESULTS, Kind
 from workload_map.jq.errors import JqError, JqRuntimeError
 from workload_map.jq.fastpath import compile_fast_paths
 from workload_map.jq.policy import INPROCESS, EvaluationPolicy
-from workload_map.jq.writeback import PathError, set_paths
 
 __all__ = ["Batch", "Document", "Steps", "assign", "assign_each", "evaluate", "paths"]
 
@@ -267,6 +266,8 @@ class Document:
 
     def _write(self, expr: str, found: list[list[Any]], values: Sequence[Any], field_path: str | None) -> None:
         plain = [convert.to_plain(value) for value in values]
+        from workload_map.jq.writeback import PathError, set_paths  # writes only: not imported to read (issue 19)
+
         try:
             set_paths(self.obj, found, plain, copy=True)  # dry run: the in-place pass below cannot fail
         except PathError as exc:
@@ -431,6 +432,8 @@ def assign_each(
 
 
 def _copy_write(expr: str, obj: Any, found: list[list[Any]], values: Sequence[Any], field_path: str | None) -> Any:
+    from workload_map.jq.writeback import PathError, set_paths  # writes only: not imported to read (issue 19)
+
     try:
         return set_paths(obj, found, [convert.to_plain(value) for value in values], copy=True)
     except PathError as exc:

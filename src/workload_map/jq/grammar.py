@@ -4,7 +4,7 @@ Why our own parser: the static safety check (`workload_map.jq.safety`) must see 
 Any expression this parser accepts but reads differently from libjq would be a way around the check, so the
 tokens (`workload_map.jq.lexer`) and the grammar follow jq 1.8's `lexer.l` / `parser.y` rule by rule (keywords
 as object keys, `def` and `as` bodies that extend to the end of the enclosing query, `try` binding a single
-postfix term, the operator table of `jq/operators.py`). `workload_map.jq.unparse` prints a tree back as a program.
+postfix term, the operator table `ast.BINARY_OPERATORS`). `workload_map.jq.unparse` prints a tree back as a program.
 tests/unit/test_jq_parser.py checks accept/reject decisions and operator grouping against libjq itself.
 
 Deliberate differences (we reject, libjq accepts): `module`/`import`/`include` directives, and a NUL character
@@ -23,6 +23,7 @@ import math
 from workload_map._jsontype import json_type
 from workload_map._limits import MAX_INT_DIGITS
 from workload_map.jq.ast import (
+    BINARY_OPERATORS,
     ArrayPattern,
     Binary,
     Bind,
@@ -62,7 +63,6 @@ from workload_map.jq.ast import (
 from workload_map.jq.errors import JqParseError
 from workload_map.jq.fold import NOT_CONST, const_value
 from workload_map.jq.lexer import KEYWORDS, Token, fail, tokenize
-from workload_map.jq.operators import BINARY_OPERATORS
 
 __all__ = ["Parser"]
 

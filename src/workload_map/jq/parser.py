@@ -14,9 +14,8 @@ from typing import Final
 
 from workload_map.errors import ArgumentTypeError
 from workload_map.jq import ast, facts, trees
-from workload_map.jq.ast import Node
+from workload_map.jq.ast import ASSIGNMENT_OPERATORS, BINARY_OPERATORS, Node
 from workload_map.jq.errors import JqParseError
-from workload_map.jq.operators import ASSIGNMENT_OPERATORS, BINARY_OPERATORS
 
 __all__ = ["ASSIGNMENT_OPERATORS", "BINARY_OPERATORS", "MAX_DEPTH", "parse"]
 

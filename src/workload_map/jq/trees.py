@@ -31,7 +31,7 @@ _CLASSES: Final[dict[str, type]] = {
 }
 _TUPLE: Final = 0
 # the modules whose code decides what tree a text parses to (and the node classes' fields)
-_PARSER_MODULES: Final = ("ast.py", "fold.py", "grammar.py", "lexer.py", "operators.py", "parser.py", "trees.py")
+_PARSER_MODULES: Final = ("ast.py", "fold.py", "grammar.py", "lexer.py", "parser.py", "trees.py")
 
 _encoded: dict[str, bytes] = {}  # text -> encoded tree, not decoded yet
 _decoded: dict[str, Node] = {}

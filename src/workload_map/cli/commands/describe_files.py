@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from workload_map.catalog import DefinitionRegistry
-from workload_map.cli.context import Reporter, state
+from workload_map.cli.context import state
 from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import (
     EXIT_ERROR,
@@ -47,6 +47,7 @@ from workload_map.cli.render import machine
 from workload_map.cli.views import Described, tree_origin, view_list, view_of, write_views
 
 if TYPE_CHECKING:
+    from workload_map.cli.context import Reporter
     from workload_map.cli.pipeline import PolicyFor
 
 OUTPUT = OutputSpec("describe", ("tree", "json", "yaml"), aliases={"table": "tree"})

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from workload_map.catalog import DefinitionRegistry
 from workload_map.cli.complete_args import complete_target
 from workload_map.cli.config import ENV_OUTPUT
-from workload_map.cli.context import Reporter, State, state
+from workload_map.cli.context import State, state
 from workload_map.cli.definitions_source import build_registry
 from workload_map.cli.errors import CLIError, NoDefinition, UsageError
 from workload_map.cli.jqmode import definition_policy
@@ -57,6 +57,9 @@ FORMATS = ("plan", "kai", "volcano", "coscheduling", "kueue", "workload")
 NO_DEFINITION_HINT = (
     '"wmap definitions" lists the types Karta definitions cover; add a definition for this one with --definitions FILE'
 )
+
+if TYPE_CHECKING:
+    from workload_map.cli.context import Reporter
 
 
 # --- reading the inputs ---------------------------------------------------------------------------------------
