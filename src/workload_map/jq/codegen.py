@@ -121,13 +121,24 @@ def _extreme(values: Any, is_min: bool) -> Any:
     """`min` / `max` of an array of scalars that read the same normalised (else bails); null when empty."""
     if type(values) is not list:
         raise _Bail
+    ints = strs = True  # one JSON type throughout: Python's own order of the values is jq's, no key needed
     for value in values:
         kind = type(value)
-        if not (kind is str or value is None or kind is bool or (kind is int and -_SAFE < value < _SAFE)):
+        if kind is int:
+            if not -_SAFE < value < _SAFE:
+                raise _Bail
+            strs = False
+        elif kind is str:
+            ints = False
+        elif value is None or kind is bool:
+            ints = strs = False
+        else:
             raise _Bail
     if not values:
         return None
     # equal keys are equal values here, so which of several equal elements is given does not show
+    if ints or strs:  # the key's call and tuple per element cost more than the rest of `[a, b] | min`
+        return min(values) if is_min else max(values)
     return min(values, key=_key) if is_min else max(values, key=_key)
 
 
