@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
 from workload_map.jq.finish import BAIL
+from workload_map.jq.policy import EvaluationPolicy
 
 if TYPE_CHECKING:
     from workload_map.jq.document import Document
@@ -57,6 +58,23 @@ def _worth_generating(batch: tuple[str, ...]) -> bool:
     return False
 
 
+def _refuses(policy: EvaluationPolicy, exprs: Sequence[str]) -> bool:
+    """Whether `policy` refuses any of `exprs` (`policy.refusal` of each in turn, up to the first refusal). Asked
+    on every evaluation of a batch, never remembered: a recorder's answer changes within a command (the CLI's
+    refuses everything once a definition was stopped or the budget is spent). For the policy class itself,
+    whose `refusal` is its recorder's `refuse`, that method is looked up once per batch rather than once per
+    expression (17 expressions a Deployment in `wmap get`, issue 19); the same calls, in the same order."""
+    if type(policy) is not EvaluationPolicy:  # a subclass may answer `refusal` otherwise
+        return any(policy.refusal(expr) is not None for expr in exprs)
+    refuse = getattr(policy.stops, "refuse", None)
+    if refuse is None:
+        return False
+    for expr in exprs:  # noqa: SIM110 (a loop: no generator frame per batch)
+        if refuse(expr) is not None:
+            return True
+    return False
+
+
 def generated_functions(
     document: Document, exprs: tuple[str, ...]
 ) -> tuple[Callable[[Any, dict[int, Any]], Any] | None, ...] | None:
@@ -65,9 +83,7 @@ def generated_functions(
     `evaluate_batch` runs generated code under; None when it would not (another policy, a refused expression, a
     batch not yet evaluated `GENERATE_AFTER` times): then evaluate the batch with `evaluate_batch`."""
     policy = document.policy
-    if policy.mode != "inprocess" or (
-        policy.stops is not None and any(policy.refusal(expr) is not None for expr in exprs)
-    ):
+    if policy.mode != "inprocess" or (policy.stops is not None and _refuses(policy, exprs)):
         return None
     if not _worth_generating((_LAZY, *exprs)):
         return None
@@ -87,9 +103,7 @@ def evaluate_batch(document: Document, exprs: Sequence[str]) -> list[list[Any] |
     a policy other than "inprocess", or one that refuses an expression, everything takes `evaluate_many`."""
     policy = document.policy
     batch = tuple(exprs)
-    if policy.mode != "inprocess" or (
-        policy.stops is not None and any(policy.refusal(expr) is not None for expr in batch)
-    ):
+    if policy.mode != "inprocess" or (policy.stops is not None and _refuses(policy, batch)):
         return document.evaluate_many(batch)
     if not _worth_generating(batch):
         return document.evaluate_many(batch)
