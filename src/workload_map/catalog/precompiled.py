@@ -165,8 +165,10 @@ class _Parts:
             os.close(handle)
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # at interpreter exit `os` may be gone already
+        try:  # noqa: SIM105 - not contextlib: at interpreter exit it (and `os`) may be gone already
             self.close()
+        except Exception:
+            pass
 
 
 class Definitions:
