@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from tests.unit.test_codegen import DEFINITIONS, OBJECTS, SETTINGS, _leaves, _mutated, _relevant, _strict
 from tests.unit.test_status_alone import _variants
 from workload_map.jq import Document, EvaluationPolicy, JqError, codegen, generated
+from workload_map.jq.finish import finish_conditions, numbers_only
 from workload_map.jq.policy import INPROCESS
 from workload_map.model import Karta
 from workload_map.resolve import Workload, _json, status, status_plan
@@ -298,19 +299,20 @@ def test_the_generated_matching_holds_no_text_of_the_definitions() -> None:
     import re
     import tokenize
 
-    vocabulary = {"def", "match", "v", "m", "r", "T", "RP", "M", "H", "h", "c", "e", "E", "if", "is", "not", "None"}
+    vocabulary = {"def", "read", "v", "m", "r", "T", "RP", "M", "h", "c", "e", "E", "if", "is", "not", "None"}
     vocabulary |= {"and", "or", "raise", "NA", "BAIL", "TS", "return", "append", "get", "status", "reason"}
+    vocabulary |= {"C", "CF", "CR", "ST", "FS", "x", "type", "str", "elif", "else", "True", "False"}
     for karta in DEFINITIONS:
         for component in karta.components:
             if component.status_definition is None:
                 continue
             plan = status_plan.status_plan(component.status_definition)
             functions = codegen.expression_functions(plan.expressions).functions
-            source = status_plan._matcher_source(plan, functions, {})
+            source = status_plan._reader_source(plan, functions, {})
             for token in tokenize.generate_tokens(io.StringIO(source).readline):
                 assert token.type not in (tokenize.STRING, tokenize.COMMENT), token
                 if token.type == tokenize.NAME:
-                    assert token.string in vocabulary or re.fullmatch(r"[KF][0-9]+", token.string), token
+                    assert token.string in vocabulary or re.fullmatch(r"[KFH][0-9]+", token.string), token
 
 
 @given(
@@ -392,7 +394,8 @@ def _holds_container(value: Any) -> bool:
 def test_finish_read_raises_where_finish_raises_and_differs_only_in_an_ignored_list(outputs: list[Any]) -> None:
     """`codegen.finish_read` (the reason's field reads) raises exactly where `_finish` raises; otherwise it gives
     `_finish`'s outputs, except a first output that is a list holding an object or array, handed back as it is
-    where `_finish` gives a list holding an object or array too (the reason ignores both: no fact is written)."""
+    where `_finish` gives a list holding an object or array too (the reason ignores both: no fact is written),
+    and a lone output that is a list of safe ints, booleans and nulls, handed back uncopied (equal to the copy)."""
     plain = _finished(codegen._finish, copy.deepcopy(outputs))
     given_outputs = copy.deepcopy(outputs)
     first = given_outputs[0] if given_outputs else None  # both finishers replace outputs in the list they get
@@ -402,9 +405,12 @@ def test_finish_read_raises_where_finish_raises_and_differs_only_in_an_ignored_l
         return
     expected, got = plain[1], read[1]
     assert len(got) == len(expected)
-    if got and type(first) is list and got[0] is first:  # handed back unnormalised (`_finish` copies a list)
-        assert _holds_container(got[0]) and _holds_container(expected[0])
+    if got and type(first) is list and got[0] is first and _holds_container(first):  # handed back unnormalised
+        assert _holds_container(expected[0])
         assert _strict(got[1:]) == _strict(expected[1:])
+    elif got and type(first) is list and got[0] is first:  # a lone list of numbers, not copied: what finish copies
+        assert len(got) == 1 and numbers_only(first)
+        assert _strict(got) == _strict(expected)
     else:
         assert _strict(got) == _strict(expected)
 
@@ -444,3 +450,139 @@ def test_reads_only_names_the_positions_only_the_reason_reads() -> None:
             matched = {plan.phase, plan.conditions, plan.message, plan.no_status}
             matched.update(planned.expression for _, matchers in plan.statuses for planned in matchers)
             assert not plan.reads_only & matched
+
+
+# --- the generated reader's own fast paths (issue 19, "statuseval") -------------------------------------------
+
+_FIELD = st.one_of(
+    st.none(),
+    st.text(max_size=3),
+    st.sampled_from(["True", "False", "Ready", "\ud800", "caf\u00e9", ""]),
+    st.integers(),
+    st.sampled_from([2**53 + 1, 10**30]),
+    st.floats(),
+    st.booleans(),
+    st.just(datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)),
+    st.just(b"raw"),
+    st.tuples(st.integers()),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.sampled_from(["a", "b"]), st.integers(), max_size=2),
+)
+_CONDITION = st.one_of(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "type": _FIELD,
+            "status": _FIELD,
+            "reason": _FIELD,
+            "message": _FIELD,
+            "lastTransitionTime": _FIELD,
+            "observedGeneration": _FIELD,
+        },
+    ),
+    st.sampled_from([None, "x", 1, ("a",), [1]]),
+)
+_CONDITIONS_OUTPUT = st.one_of(
+    st.none(),
+    st.lists(_CONDITION, max_size=3),
+    st.lists(_CONDITION, max_size=2).map(tuple),
+    st.sampled_from(["broken", 3, True, {"type": "Ready"}]),
+)
+
+
+def _conditions_both_ways(plan: status_plan.StatusPlan, outputs: list[Any]) -> tuple[Any, Any]:
+    """(the normalised read, as `_head` reads the finished outputs; the read the generated reader makes of
+    `finish_conditions`'s outputs), each a result or the name of what it raised."""
+    try:
+        finished = codegen._finish(copy.deepcopy(outputs))
+    except Exception as error:
+        plain: Any = ("raised", type(error).__name__)
+    else:
+        conditions = plan._conditions_of(finished)
+        plain = None if conditions is None else (conditions, {condition.type: condition for condition in conditions})
+    try:
+        fast: Any = plan._conditions_read(finish_conditions(copy.deepcopy(outputs)))
+    except Exception as error:
+        fast = ("raised", type(error).__name__)
+    return plain, fast
+
+
+@SETTINGS
+@given(st.lists(_CONDITIONS_OUTPUT, max_size=2))
+def test_the_conditions_read_in_place_is_the_normalised_read(outputs: list[Any]) -> None:
+    """The generated reader reads the conditions from the list as it stands (no normalised copy) wherever that
+    gives what `_head` gives over the normalised outputs: the same conditions with the same field types, the same
+    by-type map, the same None, and it raises (hands the expression back) exactly where finishing does; a lone
+    surrogate, a timestamp, bytes or a tuple is read from the normalised copy."""
+    karta, _ = _jobset()
+    definition = karta.root.status_definition
+    assert definition is not None
+    plan = status_plan.status_plan(definition)
+    plain, fast = _conditions_both_ways(plan, outputs)
+    if isinstance(plain, tuple) and plain and plain[0] == "raised":
+        assert isinstance(fast, tuple) and fast[0] == "raised", (plain, fast)
+        return
+    assert repr(fast) == repr(plain)
+    assert fast == plain
+
+
+def test_the_conditions_read_in_place_is_not_vacuous() -> None:
+    """A list of plain condition objects is read as it stands: each Condition's strings are the item's own."""
+    item = {"type": "Ready", "status": "True", "reason": "Up", "message": "ok", "observedGeneration": 2}
+    karta, _ = _jobset()
+    definition = karta.root.status_definition
+    assert definition is not None
+    plan = status_plan.status_plan(definition)
+    outputs = [[item]]
+    assert finish_conditions(outputs) is outputs and outputs[0][0] is item  # left as it is, not copied
+    found = plan._conditions_read(outputs)
+    assert found is not None and found[0][0].type is item["type"] and found[0][0].message is item["message"]
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(),
+            st.sampled_from([2**53, 2**53 + 1, -(2**53), -(2**53) - 1, True, False, None, 1.0, 2.5]),
+            st.text(max_size=2),
+        ),
+        max_size=5,
+    )
+)
+def test_a_reasons_fact_of_a_list_is_written_as_before(items: list[Any]) -> None:
+    """`read_fact`'s encoder path for a list of safe ints gives what the general form gives."""
+    if items and all(isinstance(item, (str, int, float, bool)) for item in items):
+        expected: str | None = f"replicas {status.list_text(items)}"
+    else:
+        expected = None
+    assert status.read_fact("replicas", items) == expected
+
+
+@given(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(),
+        st.text(max_size=5),
+        st.sampled_from(["true", "false", "null", "True", "1"]),
+        st.lists(st.booleans(), max_size=2),
+        st.dictionaries(st.sampled_from(["true"]), st.booleans(), max_size=1),
+    ),
+    st.sampled_from(["true", "false", "null", "1", "Running", ""]),
+)
+def test_an_expected_result_is_compared_as_jq_tostring_compares(value: Any, expected: str) -> None:
+    """The generated reader's comparison of a byExpression output with its expected result (`_equals_text`)
+    is `jq_tostring(value) == expected`."""
+    constants: dict[str, Any] = {}
+
+    def constant(given: Any) -> str:
+        name = f"K{len(constants) + 1}"
+        constants[name] = given
+        return name
+
+    text = status_plan._equals_text("value", expected, constant)
+    found = eval(
+        text, {"__builtins__": {}, "TS": _json.jq_tostring, "type": type, "str": str, **constants}, {"value": value}
+    )
+    assert found == (_json.jq_tostring(value) == expected)

@@ -14,7 +14,7 @@ from typing import Any, Final
 from workload_map.errors import WorkloadMapError
 from workload_map.jq import convert
 
-__all__ = ["BAIL", "SAFE", "Bail", "finish", "finish_read", "numbers_only"]
+__all__ = ["BAIL", "SAFE", "Bail", "finish", "finish_conditions", "finish_read", "numbers_only"]
 
 SAFE: Final = 2**53  # the ints a double holds exactly: past them the normalised form may read differently
 
@@ -59,10 +59,14 @@ def finish_read(outputs: list[Any]) -> list[Any]:
     """`finish` for a reader that ignores a first output which is a list holding an object or an array (the
     status reason's field reads: such a value is no fact): that list is handed back as it is, not normalised,
     once the encoder that normalising starts with takes it (then normalising it succeeds, and gives a list
-    holding containers again: an object stays an object, an array an array). Whatever that check refuses, and
-    every other output, is finished by `finish`, so this raises exactly where `finish` does."""
+    holding containers again: an object stays an object, an array an array). A single output that is a list of
+    safe ints, booleans and nulls is handed back as it is too, not copied (`finish` would give an equal copy; this
+    reader never keeps nor changes it). Whatever those checks refuse, and every other output, is finished by
+    `finish`, so this raises exactly where `finish` does."""
     first = outputs[0] if outputs else None
     if type(first) is list:
+        if len(outputs) == 1 and numbers_only(first):
+            return outputs  # the usual read (`[.spec.replicatedJobs[]?.replicas]`): read, never kept: no copy
         for item in first:  # a loop, not any(): a list of scalars (the usual case) costs a few type checks
             kind = type(item)
             if kind is dict or kind is list:
@@ -70,6 +74,18 @@ def finish_read(outputs: list[Any]) -> list[Any]:
                     return [first, *finish(outputs[1:])]
                 break
     return finish(outputs)
+
+
+def finish_conditions(outputs: list[Any]) -> list[Any]:
+    """`finish` for the status conditions' reader (`resolve.status_plan`), which reads the strings of a list's
+    objects and checks every other value it reads: outputs that are each null or a list the encoder normalising
+    starts with takes are handed back as they are (then normalising each succeeds, and keeps every string as it
+    is: the encoder refuses a lone surrogate); anything else is finished by `finish`, so this raises exactly
+    where `finish` does."""
+    for value in outputs:
+        if value is not None and (type(value) is not list or not convert.encodes(value)):
+            return finish(outputs)
+    return outputs
 
 
 def numbers_only(items: list[Any]) -> bool:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import msgspec
+
 from workload_map._regex import LazyPattern
 from workload_map.errors import ArgumentTypeError
 from workload_map.model import (
@@ -341,7 +343,14 @@ def read_fact(name: str, value: Any) -> str | None:
     """The reason's fact for a field read (`replicas [1,2]`, `suspended true`, `phase Running`): a non-empty list
     of scalars, a boolean, a number or a non-empty string; None for anything else (a reason never fails)."""
     if isinstance(value, list):
-        if value and all(isinstance(item, (str, int, float, bool)) for item in value):
+        if not value:
+            return None
+        for item in value:  # the usual list, of safe ints (`replicas [1,2]`): written by the encoder in C
+            if type(item) is not int or not -_SAFE_INT <= item <= _SAFE_INT:
+                break
+        else:
+            return f"{name} {_ENCODE(value).decode()}"  # a safe int as `str` writes it, as `list_text` does
+        if all(isinstance(item, (str, int, float, bool)) for item in value):
             return f"{name} {list_text(value)}"
         return None
     if isinstance(value, bool):
@@ -361,6 +370,7 @@ def list_text(items: list[Any]) -> str:
 
 
 _SAFE_INT = 2**53
+_ENCODE = msgspec.json.encode
 
 
 def _status_message(outputs: Outputs, source: str) -> str:

@@ -16,7 +16,7 @@ import msgspec
 
 from workload_map.errors import WorkloadMapError
 from workload_map.jq import Document
-from workload_map.jq.finish import BAIL, finish_read
+from workload_map.jq.finish import BAIL, Bail, finish, finish_conditions, finish_read
 from workload_map.jq.generated import generated_functions
 from workload_map.model import PRIMARY_PHASE_PRECEDENCE, UNDEFINED, StatusDefinition, StatusMatcher
 from workload_map.resolve._json import jq_tostring
@@ -33,6 +33,12 @@ if TYPE_CHECKING:  # annotations only: a Protocol class and the alias cost ~0.3 
         def __getitem__(self, index: int, /) -> Any: ...
 
     Functions = tuple[Callable[..., Any] | None, ...]
+
+
+_UNDEFINED_PHASES: tuple[str, ...] = (UNDEFINED,)
+# the types of a field value whose normalised form is no string either (`jq.convert.normalize`: containers, numbers
+# and booleans stay what they are, a tuple or set becomes an array); a string and None are read as they are
+_NOT_TEXT = frozenset({int, float, bool, list, dict, tuple, set, frozenset})
 
 
 class _PlannedMatcher(msgspec.Struct, frozen=True):
@@ -134,38 +140,108 @@ class StatusPlan:
         self.reads_only = frozenset(
             at for _, matchers in self.statuses for planned in matchers for _, at in planned.reads
         ).difference(consulted)
-        # the generated matching for one tuple of generated functions (`read_generated`), made on first use
-        self._match: tuple[Functions, Callable[..., tuple[list[str], dict[str, _PlannedMatcher]]]] | None = None
+        # the generated reader for one tuple of generated functions (`read_generated`), made on first use
+        self._match: tuple[Functions, Callable[[Any], WorkloadStatus | None]] | None = None
 
     def read_generated(self, functions: Functions, obj: Any) -> WorkloadStatus | None:
         """`read` over the results the generated `functions` give on `obj` in place, each evaluated when first
-        consulted, with the matching itself generated (`_matcher_source`: the statuses' criteria as straight-line
-        Python). Raises `_NotAnswered` when a function hands an expression back (then `read` the group's
-        results)."""
-        match = self._match
-        if match is None or match[0] is not functions:
-            match = self._match = (functions, _compile_matcher(self, functions))
-        memo: dict[int, Any] = {}
-        found: list[Any] = [None] * len(functions)  # each expression's outputs once evaluated (None: not yet)
-        # what is read whatever the object: the phase and the conditions
-        _evaluate(functions, obj, memo, found, (self.phase, self.conditions))
-        head = self._head(found)
-        if head is None:
+        consulted, with the reading itself generated (`_reader_source`: the phase and conditions read, the
+        statuses' criteria and the primary phase as straight-line Python; the reason by `_generated_status`).
+        Raises `_NotAnswered` when a function hands an expression back (then `read` the group's results)."""
+        reader = self._match
+        if reader is None or reader[0] is not functions:
+            reader = self._match = (functions, _compile_reader(self, functions))
+        return reader[1](obj)
+
+    def _conditions_read(self, outputs: list[Any]) -> tuple[tuple[Condition, ...], dict[str, Condition]] | None:
+        """The conditions and the conditions by type (the last duplicate type wins) from the conditions
+        expression's outputs as `finish_conditions` hands them back (a list the encoder takes left as it is), or
+        None where `_head` gives None. What only normalising can decide (an item that is not exactly a dict, a
+        field that is neither a string nor a JSON value: a timestamp, bytes) is read from the normalised outputs,
+        as `_head` reads them, so each field is what the normalised item holds."""
+        found: list[Condition] = []
+        by_type: dict[str, Condition] = {}
+        type_key, status_key, reason_key, message_key = self.fields
+        for value in outputs:
+            if value is None:
+                continue
+            if type(value) is not list:
+                return self._conditions_normalised(outputs)
+            for item in value:
+                if type(item) is not dict:
+                    return self._conditions_normalised(outputs)
+                kind = item.get(type_key) if type_key else None
+                state = item.get(status_key) if status_key else None
+                why = item.get(reason_key) if reason_key else None
+                message = item.get(message_key) if message_key else None
+                # a string is the normalised one (the encoder took it: no lone surrogate); None and the JSON
+                # types are no string either way; anything else may normalise to a string
+                if not (
+                    (type(kind) is str or kind is None or type(kind) in _NOT_TEXT)
+                    and (type(state) is str or state is None or type(state) in _NOT_TEXT)
+                    and (type(why) is str or why is None or type(why) in _NOT_TEXT)
+                    and (type(message) is str or message is None or type(message) in _NOT_TEXT)
+                ):
+                    return self._conditions_normalised(outputs)
+                condition = Condition(
+                    kind if type(kind) is str and kind else "",
+                    state if type(state) is str and state else "",
+                    why if type(why) is str else None,
+                    message if type(message) is str and message else "",
+                )
+                found.append(condition)
+                by_type[condition.type] = condition
+        return tuple(found), by_type
+
+    def _conditions_normalised(self, outputs: list[Any]) -> tuple[tuple[Condition, ...], dict[str, Condition]] | None:
+        try:
+            finished = finish(list(outputs))
+        except Bail:  # never for what `finish_conditions` left as it is (the encoder took it); kept exact anyway
+            raise _NotAnswered from None
+        conditions = self._conditions_of(finished)
+        if conditions is None:
             return None
-        raw_phase, conditions = head
-        by_type = {condition.type: condition for condition in conditions}  # the last duplicate type wins
-        matched, hits = match[1](obj, memo, found, by_type, raw_phase)
-        for candidate in PRIMARY_PHASE_PRECEDENCE:
-            hit = hits.get(candidate)
-            if hit is not None:  # the reason's reads, evaluated before the reason runs over the plain list
-                _evaluate(functions, obj, memo, found, [at for _, at in hit.reads], reads_only=self.reads_only)
-                break
+        return conditions, {condition.type: condition for condition in conditions}
+
+    def _generated_status(  # noqa: PLR0917 - called positionally by the generated reader (keywords cost)
+        self,
+        raw_phase: str | None,
+        conditions: tuple[Condition, ...],
+        by_type: dict[str, Condition],
+        matched: list[str],
+        phase: str,
+        hit: _PlannedMatcher | None,
+        found: list[Any],
+        obj: Any,
+        memo: dict[int, Any],
+        functions: Functions,
+    ) -> WorkloadStatus:
+        """The status once the generated reader has matched: the primary `phase` and its `hit` (None: nothing
+        matched), the reason read with its reads evaluated first, then the message and "no status yet" reads
+        when the reason consults them (all by `functions` into `found`, sharing the read's memo)."""
+        if hit is None:
+            return WorkloadStatus(phase, tuple(matched) if matched else _UNDEFINED_PHASES, raw_phase, conditions)
+        reads_only = self.reads_only
+        for _, position in hit.reads:  # the reason's reads, evaluated before the reason runs over the plain list
+            if found[position] is None:
+                function = functions[position]
+                if function is None:
+                    raise _NotAnswered
+                outputs = function(obj, memo, finish_read) if position in reads_only else function(obj, memo)
+                if outputs is BAIL:
+                    raise _NotAnswered
+                found[position] = outputs
 
         def need(position: int) -> None:  # the message and "no status yet" reads, evaluated if the reason asks
             _evaluate(functions, obj, memo, found, (position,))
 
-        return self._status(
-            raw_phase, conditions, by_type=by_type, matched=matched, hits=hits, results=found, need=need
+        return WorkloadStatus(
+            phase,
+            tuple(matched) if matched else _UNDEFINED_PHASES,
+            raw_phase,
+            conditions,
+            self._reason(hit, raw_phase, by_type, found, need),
+            hit.source,
         )
 
     def read(self, results: Results) -> WorkloadStatus | None:
@@ -214,6 +290,12 @@ class StatusPlan:
         values = results[self.conditions]
         if type(values) is not list:
             return None
+        conditions = self._conditions_of(values)
+        return None if conditions is None else (raw_phase, conditions)
+
+    def _conditions_of(self, values: list[Any]) -> tuple[Condition, ...] | None:
+        """The conditions from the conditions expression's (finished) outputs, or None where reading them records
+        an error (an output that is not an array of objects)."""
         found: list[Condition] = []
         type_key, status_key, reason_key, message_key = self.fields
         for value in values:
@@ -236,7 +318,7 @@ class StatusPlan:
                         message=message if isinstance(message, str) and message else "",
                     )
                 )
-        return raw_phase, tuple(found)
+        return tuple(found)
 
     def _status(
         self,
@@ -338,21 +420,50 @@ def status_plan(definition: StatusDefinition) -> StatusPlan:
     return per_object(_STATUS_PLANS, definition, StatusPlan)
 
 
-def _matcher_source(plan: StatusPlan, functions: Functions, constants: dict[str, Any]) -> str:
-    """The source of `match(v, m, r, T, RP)`: the plan's statuses in order, each matcher's criteria (byPhase
-    against `RP`, byConditions against the conditions by type `T`, byExpression through `F<i>`, evaluated on
-    first use into the results list `r`) as the loop of `read` checks them; gives the matched statuses and each
-    one's first matching matcher. Every string is a constant passed in (`K<n>`), never written into the text."""
+def _reader_source(plan: StatusPlan, functions: Functions, constants: dict[str, Any]) -> str:
+    """The source of `read(v)`: the read of `read_generated` written out for one plan and one tuple of generated
+    functions. It evaluates the phase and the conditions (`F<i>`, into the results list `r`, sharing the memo
+    `m`), reads them as `_head` does (None where it gives None), checks the plan's statuses in order as the loop
+    of `read` does (byPhase against `RP`, byConditions against the conditions by type `T`, byExpression
+    evaluated on first use), picks the primary phase by PRIMARY_PHASE_PRECEDENCE and hands the rest to
+    `_generated_status` (`ST`). Every string is a constant passed in (`K<n>`), never written into the text."""
 
     def constant(value: Any) -> str:
         name = f"K{len(constants) + 1}"
         constants[name] = value
         return name
 
-    lines = ["def match(v, m, r, T, RP):", "    M = []", "    H = {}"]
+    def evaluate(index: int, indent: str, finisher: str = "") -> list[str]:
+        if functions[index] is None:
+            return [f"{indent}raise NA"]  # not generated: the group's results answer it
+        if finisher:  # outputs left as they are are not the results a later reader of `r` expects: not kept
+            return [f"{indent}e = F{index}(v, m, {finisher})", f"{indent}if e is BAIL: raise NA"]
+        return [f"{indent}e = r[{index}] = F{index}(v, m)", f"{indent}if e is BAIL: raise NA"]
+
+    lines = ["def read(v):", "    m = {}", f"    r = [None] * {len(functions)}"]
+    if plan.phase >= 0:
+        lines += evaluate(plan.phase, "    ")
+        lines.append("    RP = e[0] if e else None")
+    else:
+        lines.append("    RP = None")
+    if plan.conditions >= 0:
+        lines += evaluate(plan.conditions, "    ", "CF")
+        lines.append("    e = CR(e)")
+    if plan.phase >= 0:  # as `_head`: the phase first (a finished output is a str exactly when it is one)
+        lines.append("    if RP is None: RP = E")
+        lines.append("    elif type(RP) is not str: return None")
+    if plan.conditions >= 0:
+        lines.append("    if e is None: return None")
+        lines.append("    C, T = e")
+    else:
+        lines.append("    C = ()")
+        lines.append("    T = {}")
+    lines.append("    M = []")
+    hits: dict[str, str] = {}  # status -> the local holding its first matching matcher (the last entry's wins)
     for status, matchers in plan.statuses:
         if not matchers:
             continue
+        local = hits.setdefault(status, f"H{len(hits)}")
         lines.append("    h = None")
         for planned in matchers:
             tests = []
@@ -370,38 +481,62 @@ def _matcher_source(plan: StatusPlan, functions: Functions, constants: dict[str,
             index = planned.expression
             if index < 0:
                 lines.append(f"        h = {hit}")
-            elif functions[index] is None:
-                lines.append("        raise NA")  # not generated: the group's results answer it
-            else:
-                lines.append(f"        e = r[{index}]")
-                lines.append("        if e is None:")
-                lines.append(f"            e = r[{index}] = F{index}(v, m)")
-                lines.append("            if e is BAIL: raise NA")
-                lines.append(f"        if e and TS(e[0]) == {constant(planned.expected)}: h = {hit}")
+                continue
+            if functions[index] is None:
+                lines.append("        raise NA")
+                continue
+            lines.append(f"        e = r[{index}]")
+            lines.append("        if e is None:")
+            lines += evaluate(index, "            ")
+            lines.append(f"        if e and {_equals_text('e[0]', planned.expected, constant)}: h = {hit}")
         name = constant(status)
         lines.append("    if h is not None:")
         lines.append(f"        M.append({name})")
-        lines.append(f"        H[{name}] = h")
-    lines.append("    return M, H")
-    return "\n".join(lines) + "\n"
+        lines.append(f"        {local} = h")
+    tail = "r, v, m, FS)"
+    for candidate in PRIMARY_PHASE_PRECEDENCE:
+        held = hits.get(candidate)
+        if held is not None:
+            lines.append(f"    if {held} is not None: return ST(RP, C, T, M, {constant(candidate)}, {held}, {tail}")
+    lines.append(f"    return ST(RP, C, T, M, {constant(UNDEFINED)}, None, {tail}")
+    head = [lines[0], *(f"    {local} = None" for local in hits.values())]
+    return "\n".join([*head, *lines[1:]]) + "\n"
 
 
-def _compile_matcher(
-    plan: StatusPlan, functions: Functions
-) -> Callable[..., tuple[list[str], dict[str, _PlannedMatcher]]]:
+def _equals_text(value: str, expected: str, constant: Callable[[Any], str]) -> str:
+    """`jq_tostring(value) == expected` for an output (a str, bool, None, int, float, list or dict): a string is
+    itself, and "true" and "false" are the texts of True and False only (a number writes digits or "null", a
+    container a bracket); any other expected text takes `TS`."""
+    name = constant(expected)
+    if expected in _LITERALS:
+        literal = _LITERALS[expected]
+        return f"((x := {value}) is {literal} or (type(x) is str and x == {name}))"
+    return f"TS({value}) == {name}"
+
+
+_LITERALS: dict[str, str] = {"true": "True", "false": "False"}
+
+
+def _compile_reader(plan: StatusPlan, functions: Functions) -> Callable[[Any], WorkloadStatus | None]:
     constants: dict[str, Any] = {}
-    source = _matcher_source(plan, functions, constants)
+    source = _reader_source(plan, functions, constants)
     namespace: dict[str, Any] = {
         "__builtins__": {},
         "BAIL": BAIL,
         "NA": _NotAnswered,
         "TS": jq_tostring,
         "E": "",
+        "str": str,
+        "type": type,
+        "CF": finish_conditions,
+        "CR": plan._conditions_read,
+        "ST": plan._generated_status,
+        "FS": functions,
         **constants,
         **{f"F{index}": function for index, function in enumerate(functions) if function is not None},
     }
     exec(compile(source, "<status plan>", "exec"), namespace)  # the source is built from the plan's positions only
-    found: Callable[..., tuple[list[str], dict[str, _PlannedMatcher]]] = namespace["match"]
+    found: Callable[[Any], WorkloadStatus | None] = namespace["read"]
     return found
 
 
