@@ -44,6 +44,12 @@ def reads(node: ast.Node, *, bindings: bool = True) -> set[Pattern] | None:
     return _Reads(bindings).of(node, _NOTHING)
 
 
+# isinstance's class tuples, made once: a `ast.A | ast.B` union is made again each time a node is looked at
+_STEPS: Final = (ast.Index, ast.Iterate)
+_CONSTANTS: Final = (ast.Literal, ast.Number, ast.Loc)
+_READS_ALL: Final = (ast.Format, ast.RecurseAll)
+
+
 def _navigation(node: ast.Node) -> set[Pattern] | None:
     """The input positions whose values `node` outputs (unchanged), when it only navigates: `.a.b`, `.a[]`,
     `.a[0]`, `?`, and pipes and `//` of navigations."""
@@ -51,7 +57,7 @@ def _navigation(node: ast.Node) -> set[Pattern] | None:
         return {()}
     if isinstance(node, ast.Try) and node.handler is None:
         return _navigation(node.body)
-    if isinstance(node, ast.Index | ast.Iterate):
+    if isinstance(node, _STEPS):
         step: str | int | None
         if isinstance(node, ast.Iterate):
             step = None
@@ -80,11 +86,11 @@ class _Reads(msgspec.Struct, frozen=True):
         navigation = _navigation(node)
         if navigation is not None:
             return navigation
-        if isinstance(node, ast.Literal | ast.Number | ast.Loc):
+        if isinstance(node, _CONSTANTS):
             return set()
         if isinstance(node, ast.Var):
             return set() if node.name in bound else None
-        if isinstance(node, ast.Format | ast.RecurseAll):
+        if isinstance(node, _READS_ALL):
             return set(_WHOLE_INPUT)
         if isinstance(node, ast.String):
             return self.union(bound, *(part for part in node.parts if not isinstance(part, str)))
@@ -185,6 +191,7 @@ def _pattern_names(patterns: tuple[ast.Pattern, ...]) -> _Names | None:
 
 
 _OPEN: Final = (ast.VarNoCopy, ast.Bind, ast.Reduce, ast.Foreach, ast.FuncDefine, ast.Label, ast.Break)
+_VARIABLES: Final = (ast.Var, ast.VarNoCopy)
 
 
 def _closed(node: ast.Node, bound: _Names) -> bool:
@@ -195,7 +202,7 @@ def _closed(node: ast.Node, bound: _Names) -> bool:
     stack: list[object] = [node]
     while stack:
         item = stack.pop()
-        if isinstance(item, ast.Var | ast.VarNoCopy):
+        if isinstance(item, _VARIABLES):
             no_variables = False
         if isinstance(item, _OPEN) or (isinstance(item, ast.Var) and item.name not in bound):
             simple = False
