@@ -67,7 +67,7 @@ def _build(value: Any) -> Any:
     if type(value) is not list:
         return value
     tag = value[0]
-    items = [_build(item) for item in value[1:]]
+    items = [_build(item) if type(item) is list else item for item in value[1:]]  # a scalar is itself: no call
     if type(tag) is str:
         return _CLASSES[tag](*items)
     if tag == _TUPLE and type(tag) is int:
