@@ -268,13 +268,15 @@ def nested_too_deep(value: Any, data: bytes) -> bool:
     return _too_deep(value, data)
 
 
-def _too_deep(value: Any, data: bytes, limit: int = MAX_DEPTH) -> bool:
+def _too_deep(value: Any, data: bytes, limit: int | None = None) -> bool:
     """Whether `value` (encoded as `data`) nests arrays and objects more than `limit` levels deep.
 
     A count answers most objects (too few containers to nest that deep); past MAX_DEPTH containers the JSON
     text answers (`_text_nests_deeper`), when it nests no deeper than allowed; only text that does is walked
     (`_walk_too_deep`), since the text may hold containers the value does not (a typed value encoded as an
     object)."""
+    if limit is None:  # read at the call: tests lower the module's MAX_DEPTH
+        limit = MAX_DEPTH
     if len(data.translate(None, _OTHER_BYTES)) <= limit:  # the `[` and `{` are what is left
         return False  # too few containers to nest that deep: the common case costs one pass
     levels = _bracket_levels(data, limit)
@@ -288,7 +290,7 @@ def _too_deep(value: Any, data: bytes, limit: int = MAX_DEPTH) -> bool:
     return _walk_too_deep(value, limit)
 
 
-def _bracket_levels(data: bytes, limit: int = MAX_DEPTH) -> int | None:
+def _bracket_levels(data: bytes, limit: int | None = None) -> int | None:
     """How many containers the JSON text `data` has open at once at most (past `limit` + 1: some number
     above it), read from its brackets alone; None when a string may hold one (the caller splits the text then).
 
@@ -298,6 +300,8 @@ def _bracket_levels(data: bytes, limit: int = MAX_DEPTH) -> int | None:
     pass of removing `[]` removes the containers that hold none, so the passes it takes to empty are the levels. A
     Kubernetes object nests some 10-20 levels: the 38 KB JobSet (978 containers) costs ~45 us with this, ~62 us
     split by msgspec (`_text_nests_deeper`, which answers a text with a backslash or a bracket in a string)."""
+    if limit is None:  # read at the call: tests lower the module's MAX_DEPTH
+        limit = MAX_DEPTH
     if b"\\" in data:
         return None
     kept = data.translate(None, _NOT_BRACKET_OR_QUOTE)
@@ -375,13 +379,15 @@ def _text_nests_deeper(data: bytes, allowed: int, *, counted: bool = False) -> b
     return False
 
 
-def _walk_too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+def _walk_too_deep(value: Any, limit: int | None = None) -> bool:
     """Whether `value` nests arrays and objects (mappings, lists, tuples) more than `limit` levels deep.
 
     Level by level, with C iterators (`map`, `chain`, `compress`) doing the walk while every value is a plain
     JSON type (dict, list, tuple and scalars), so a large object (a JobSet of a thousand containers) costs a few
     C passes per level instead of Python calls per value; a level holding any other type is walked with
     isinstance."""
+    if limit is None:  # read at the call: tests lower the module's MAX_DEPTH
+        limit = MAX_DEPTH
     level: list[Any] = [value]
     for _ in range(limit + 1):  # the top is level 0: a container below level `limit` is too deep
         if set(map(type, level)) <= _CONTAINER_KINDS:
