@@ -78,3 +78,48 @@ def test_generated_min_and_max_give_what_the_current_path_gives(values: list[Any
     for got, want in zip(found, expected, strict=True):
         if got is not codegen.BAIL:
             assert got == want and [type(x) for x in got] == [type(x) for x in want]
+
+
+_PAIR_EXPRS = (
+    "[.a, .b] | min",
+    "[.a, .b] | max",
+    "[.a // 1, .b // .a // 1] | min",
+    "[.a, 3] | max",
+    "[2, .b] | min",
+    "[.a, .b, .a] | min",
+    "[.a, (.b | length)] | min",
+    "[(.a, .b), .b] | min",
+    "(.a // 1) * ([.a // 1, .b // 1] | min)",
+)
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**54), max_value=2**54),
+    st.integers(min_value=-3, max_value=3),
+    st.floats(allow_nan=True),
+    st.text(max_size=2),
+    st.lists(st.integers(min_value=-3, max_value=3), max_size=2),
+    st.dictionaries(st.text(max_size=1), st.integers(min_value=0, max_value=2), max_size=2),
+)
+
+
+@SETTINGS
+@given(st.fixed_dictionaries({}, optional={"a": _VALUES, "b": _VALUES}))
+def test_a_pair_min_and_max_give_what_the_current_path_gives(obj: dict[str, Any]) -> None:
+    found = codegen.batch_program(_PAIR_EXPRS).run(obj)
+    expected = Document(obj).evaluate_many(_PAIR_EXPRS)
+    for expr, got, want in zip(_PAIR_EXPRS, found, expected, strict=True):
+        if got is codegen.BAIL:
+            continue
+        assert not isinstance(want, Exception), (expr, got, want)
+        assert got == want and [type(x) for x in got] == [type(x) for x in want], expr
+
+
+def test_a_pair_min_is_generated_without_the_array() -> None:
+    source = codegen.generated_source(("[.a // 1, .b // 1] | min", "[.a, .b] | max", "[.a, .b, .a] | min"))
+    pair_min, pair_max, triple = source.split("    try:")[1:]
+    assert "EXT([" in pair_min and ".append(" not in pair_min.split("EXT([")[0].split("s += 2")[-1]
+    assert " < " in pair_min and " > " in pair_max
+    assert "EXT(x" in triple  # three items: the array and EXT, as before
+    assert codegen.batch_program(("[.a // 1, .b // 1] | min",)).run({"a": 4, "b": 2}) == [[2]]
+    assert codegen.batch_program(("[.a, .b] | max",)).run({"a": 4, "b": 2}) == [[4]]

@@ -362,6 +362,13 @@ class _Generator:
     def n_Pipe(self, node: A.Pipe, inp: str, indent: int, env: dict[str, str], emit: Emit) -> None:  # noqa: N802
         left, right = node.left, node.right
         if type(left) is A.Collect and left.body is not None:
+            if (
+                isinstance(right, A.Call)
+                and right.name in ("min", "max")
+                and not right.args
+                and self._pair_extreme(left.body, right.name == "min", inp, indent, env=env, emit=emit)
+            ):
+                return
             if _is_add(right):
                 emit(self._summed(left.body, inp, indent, env), indent)
                 return
@@ -370,6 +377,27 @@ class _Generator:
                 self._alternative(A.Binary("//", A.Pipe(left, right.left), right.right), inp, indent, env, emit)
                 return
         self.node(left, inp, indent, env, lambda mid, at: self.node(right, mid, at, env, emit))
+
+    def _pair_extreme(self, body: Any, is_min: bool, inp: str, indent: int, *, env: dict[str, str], emit: Emit) -> bool:
+        """`[a, b] | min` (or `max`) of two single outputs without the array when both are safe ints (the JobSet's
+        `[parallelism // 1, completions // ...] | min`): the first of the least (greatest), as `min` gives it; any
+        other pair takes `EXT` of the array. The same order of evaluation and the same charge. False (nothing
+        generated) for any other body."""
+        if type(body) is not A.Comma or not (self.is_one(body.left) and self.is_one(body.right)):
+            return False
+        a = self.one(body.left, inp, indent, env)
+        b = self.one(body.right, inp, indent, env)
+        self.put(indent, "s += 2")  # what `min` charges for iterating the array
+        self.put(indent, "if s > L: raise B")
+        checks = [f"type({name}) is int" for name in (a, b) if type(self.constants.get(name)) is not int]
+        checks += [f"-S < {name} < S" for name in (a, b) if name not in self.known]
+        out = self.fresh()
+        self.known.add(out)
+        before = "<" if is_min else ">"
+        self.put(indent, f"if {' and '.join(checks) or 'True'}: {out} = {b} if {b} {before} {a} else {a}")
+        self.put(indent, f"else: {out} = EXT([{a}, {b}], {is_min})")
+        emit(out, indent)
+        return True
 
     def _summed(self, body: Any, inp: str, indent: int, env: dict[str, str]) -> str:
         """`[body] | add` without the array: each output is added as it comes, in order, as `add` adds the
@@ -518,6 +546,8 @@ class _Generator:
             if op == "+":  # null is the identity of `+`
                 self.put(indent, f"elif {a} is None: {out} = {b}")
                 self.put(indent, f"elif {b} is None: {out} = {a}")
+            else:  # `-` and `*` give a safe int or bail: an output needs no finishing, a comparison no checks
+                self.known.add(out)
             self.put(indent, "else: raise B")
             emit(out, indent)
             return
