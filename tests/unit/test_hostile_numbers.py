@@ -161,7 +161,7 @@ def test_replicas_of_10_to_the_5000_in_an_object_are_refused_naming_the_field() 
     karta = karta_from_dict(_root(scaleDefinition={"replicasPath": ".spec.replicas"}))
     workload = Workload(karta, {**THING, "spec": {"replicas": 10**5000}})  # checked when read
     with pytest.raises(InvalidObjectError, match=r"spec.replicas holds an integer of more than 4300 digits"):
-        workload.root.scales
+        _ = workload.root.scales
 
 
 def test_a_replica_string_of_5000_digits_is_an_extraction_error_naming_the_field() -> None:

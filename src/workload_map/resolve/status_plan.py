@@ -222,15 +222,8 @@ class StatusPlan:
         if hit is None:
             return WorkloadStatus(phase, tuple(matched) if matched else _UNDEFINED_PHASES, raw_phase, conditions)
         reads_only = self.reads_only
-        for _, position in hit.reads:  # the reason's reads, evaluated before the reason runs over the plain list
-            if found[position] is None:
-                function = functions[position]
-                if function is None:
-                    raise _NotAnswered
-                outputs = function(obj, memo, finish_read) if position in reads_only else function(obj, memo)
-                if outputs is BAIL:
-                    raise _NotAnswered
-                found[position] = outputs
+        # the reason's reads, evaluated before the reason runs over the plain list
+        _evaluate(functions, obj, memo, found, [position for _, position in hit.reads], reads_only=reads_only)
 
         def need(position: int) -> None:  # the message and "no status yet" reads, evaluated if the reason asks
             _evaluate(functions, obj, memo, found, (position,))

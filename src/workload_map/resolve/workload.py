@@ -53,16 +53,16 @@ class Workload:
     `Component.pod_specs`, ...) raise on a broken path; `resolve()` captures each failure as a `ComponentError`
     and returns everything that did resolve.
 
-    Raises `InvalidDefinitionError` (validation errors; warnings do not block), `InvalidObjectError` (not a
-    mapping; not JSON, for an object checked here) and `GVKMismatchError` (another group or kind than the definition's root; another version of the
-    same group and kind resolves). `validate=False` skips validation (e.g. already done by the caller);
-    `check_gvk=False` skips the kind check (partial objects in tests). `policy` (a `jq.EvaluationPolicy`; None: in
-    process) says where the definition's jq expressions run, for this workload and its pods (`.policy`).
-    `from_json=True` is the caller's word that `obj` is a dict just made by a JSON decoder (`json.loads`,
-    msgspec) or by `workload_map`'s YAML loader and nests at most 500 levels (`workload_map.cluster` checks that
-    of every object it lists): the plain-JSON check, one encode of the whole object, is skipped and the object is
-    read in place. It is not checked, so give it only for what such a decoder made; anything else still takes the
-    check (and a copy, or the error naming what JSON cannot carry).
+    Raises `InvalidDefinitionError` (validation errors; warnings do not block), `InvalidObjectError` (not a mapping;
+    not JSON, for an object checked here) and `GVKMismatchError` (another group or kind than the definition's root;
+    another version of the same group and kind resolves). `validate=False` skips validation (e.g. already done by
+    the caller); `check_gvk=False` skips the kind check (partial objects in tests). `policy` (a
+    `jq.EvaluationPolicy`; None: in process) says where the definition's jq expressions run, for this workload and
+    its pods (`.policy`). `from_json=True` is the caller's word that `obj` is a dict just made by a JSON decoder
+    (`json.loads`, msgspec) or by `workload_map`'s YAML loader and nests at most 500 levels (`workload_map.cluster`
+    checks that of every object it lists): the plain-JSON check, one encode of the whole object, is skipped and the
+    object is read in place. It is not checked, so give it only for what such a decoder made; anything else still
+    takes the check (and a copy, or the error naming what JSON cannot carry).
     """
 
     def __init__(
