@@ -347,6 +347,8 @@ def read_fact(name: str, value: Any) -> str | None:
             return None
         for item in value:  # the usual list, of safe ints (`replicas [1,2]`): written by the encoder in C
             if type(item) is not int or not -_SAFE_INT <= item <= _SAFE_INT:
+                if type(item) is dict or type(item) is list:
+                    return None  # a list holding containers (`replicatedJobsStatus`) is no fact
                 break
         else:
             return f"{name} {_ENCODE(value).decode()}"  # a safe int as `str` writes it, as `list_text` does

@@ -54,6 +54,7 @@ class _PlannedMatcher(msgspec.Struct, frozen=True):
     expected: str
     text: str  # the expression's text ("" without one): a reason names the conditions it names
     asks_conditions: bool
+    quotes: bool  # whether the text holds a quote: else it names no condition type (`_reason`)
     reads: tuple[tuple[str, int], ...]  # (field name, position) of the reason's field reads
     source: str  # statusDefinition.statusMappings.<status>[<index>]
     matcher: StatusMatcher
@@ -75,6 +76,7 @@ class StatusPlan:
         "conditions",
         "expressions",
         "fields",
+        "functions",
         "message",
         "no_status",
         "phase",
@@ -121,6 +123,7 @@ class StatusPlan:
                         expected=expression.expected_result if expression is not None else "",
                         text=text,
                         asks_conditions="conditions" in text,
+                        quotes='"' in text,
                         reads=()
                         if expression is None
                         else tuple((name, at(path)) for name, path in field_reads(expression.expression)),
@@ -140,6 +143,9 @@ class StatusPlan:
         self.reads_only = frozenset(
             at for _, matchers in self.statuses for planned in matchers for _, at in planned.reads
         ).difference(consulted)
+        # the generated functions of `expressions` under an in-process policy without a recorder, once
+        # `generated_functions` gave them (`planned_status`)
+        self.functions: Functions | None = None
         # the generated reader for one tuple of generated functions (`read_generated`), made on first use
         self._match: tuple[Functions, Callable[[Any], WorkloadStatus | None]] | None = None
 
@@ -360,7 +366,11 @@ class StatusPlan:
                 message = message or actual.message
         if hit.expression >= 0:
             expression = hit.text
-            named = [condition for condition in by_type.values() if f'"{condition.type}"' in expression]
+            named = (
+                [condition for condition in by_type.values() if f'"{condition.type}"' in expression]
+                if hit.quotes
+                else []
+            )
             if not named and hit.asks_conditions:
                 named = [condition for condition in by_type.values() if condition.status == "True"][:3]
             for condition in named:
@@ -571,7 +581,15 @@ def planned_status(
     expression's outputs or `JqError`, as the snapshot evaluates its group); None where the generic
     `extract_status` records an error (run it then: it gives the errors and the rest of the status)."""
     plan = status_plan(definition)
-    functions = generated_functions(document, plan.expressions)
+    policy = document.policy
+    if policy.stops is None and policy.mode == "inprocess":
+        # the answer depends on nothing else once it is a tuple (the batch was worth generating: it stays so),
+        # so it is kept with the plan: ~5 K instructions a status of building and hashing the batch's key twice
+        functions = plan.functions
+        if functions is None:
+            functions = plan.functions = generated_functions(document, plan.expressions)
+    else:  # a recorder may refuse any evaluation, at any time: asked each time
+        functions = generated_functions(document, plan.expressions)
     if functions is not None:
         try:
             return plan.read_generated(functions, document.obj)
