@@ -92,8 +92,10 @@ _DESCRIBE = """
 import io, os, re, sys  # json only at the end: the console script defers it (and imports re itself)
 baseline = set(sys.modules)
 patterns = set(re._cache)  # every re.compile (a LazyPattern's first use, a msgspec Meta(pattern=...)) is cached
+from workload_map.cli import finder
+finder.install()  # as the console script does first
 from workload_map.cli.main import import_msgspec_alone
-import_msgspec_alone()  # as the console script does first
+import_msgspec_alone()
 from workload_map.catalog import precompiled, registry
 files = registry._builtin_files()
 stamp = precompiled.validator_stamp()
@@ -116,9 +118,10 @@ engine = sys.modules["workload_map.jq.engine"]
 read_back = sys.modules["workload_map.jq.facts"]._read_back  # the facts asked for, as they were read back
 facts = [engine.compile_expression.cache_info().currsize, len(read_back), sum(f is None for f in read_back.values())]
 import json
-print(json.dumps({"warm": warm, "code": code, "view": json.loads(view), "modules": added, "parsed": parsed,
-                  "deferred": deferred, "fractions_compiled": fractions_compiled, "compiled": compiled,
-                  "quantity_string": quantity_string, "decoded": decoded, "facts": facts}))
+lean = sorted(name for name, m in sys.modules.items() if type(getattr(m, "__loader__", None)) is finder._Loader)
+print(json.dumps({"lean": lean, "warm": warm, "code": code, "view": json.loads(view), "modules": added,
+                  "parsed": parsed, "deferred": deferred, "fractions_compiled": fractions_compiled,
+                  "compiled": compiled, "quantity_string": quantity_string, "decoded": decoded, "facts": facts}))
 """
 
 
@@ -163,6 +166,10 @@ def test_describing_a_file_imports_only_what_it_needs(env: dict[str, str], examp
     modules = found["modules"]
     unexpected = {name: _loaded(name, modules) for name in NOT_IN_DESCRIBE if _loaded(name, modules)}
     assert not unexpected, unexpected
+    # the package's own modules after cli.main came through the leaner finder (cli.finder), msgspec's and the
+    # standard library's submodules too
+    lean = found["lean"]
+    assert len(_loaded("workload_map", lean)) > 50 and _loaded("msgspec", lean) and "collections.abc" in lean, lean
     assert found["parsed"] == 0  # every jq expression's tree came from the blob (jq.trees): nothing was lexed
     # imported by msgspec (uuid's platform, its JSON schema's textwrap and inspect, its toml and yaml), never run
     # (cli.deferred)

@@ -101,6 +101,8 @@ def _find(name: str, path: list[str] | None) -> ModuleSpec | None:
     for finder in sys.meta_path:
         if finder is PathFinder:
             return PathFinder.find_spec(name, path)
+        if getattr(finder, "answers_as_path_finder", False):  # cli.finder's: the path finder's spec, or none
+            continue
         find_spec = getattr(finder, "find_spec", None)
         if find_spec is None or find_spec(name, path) is not None:
             return None

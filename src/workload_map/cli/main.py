@@ -66,6 +66,9 @@ def main(args: Sequence[str] | None = None) -> None:
 
         pause_gc()
         if not _asks_version(sys.argv[1:]):  # --version imports nothing at all
+            from workload_map.cli import finder  # the leaner finder of the imports to come (cli.finder)
+
+            finder.install()
             import_msgspec_alone()
     code = run(args)
     try:
