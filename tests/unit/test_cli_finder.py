@@ -72,11 +72,51 @@ def test_other_packages_submodules_read_the_same(name: str) -> None:
     _same_spec(SubmoduleFinder(TAG).find_spec(name, path), PathFinder.find_spec(name, path))
 
 
+@pytest.fixture
+def absolute_path(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """sys.path with its absolute entries alone (pytest's run may start it with a relative one)."""
+    entries = [entry for entry in sys.path if entry.startswith("/")]
+    monkeypatch.setattr(sys, "path", entries)
+    return entries
+
+
+TOP_LEVEL = ["typing", "enum", "functools", "decimal", "fractions", "uuid", "json", "email", "msgspec", "yaml", "click"]
+
+
+@pytest.mark.usefixtures("absolute_path")
+@pytest.mark.parametrize("name", TOP_LEVEL)
+def test_top_level_modules_are_found_on_sys_path_as_the_path_finder_finds_them(name: str) -> None:
+    mine = SubmoduleFinder(TAG).find_spec(name, None)
+    assert mine is not None, name
+    _same_spec(mine, PathFinder.find_spec(name, None))
+
+
+@pytest.mark.usefixtures("absolute_path")
 def test_extension_and_builtin_modules_are_left_to_the_import_system() -> None:
     found = SubmoduleFinder(TAG)
     assert found.find_spec("msgspec._core", _parent_path("msgspec._core")) is None  # a .so beside the sources
-    assert found.find_spec("json", None) is None  # top level: sys.path's order is the path finder's
-    assert found.find_spec("_sre", None) is None
+    assert found.find_spec("math", None) is None  # lib-dynload's extension
+    assert found.find_spec("_sre", None) is None  # built in: the builtin importer's, before this finder
+    assert found.find_spec("no_such_module_anywhere", None) is None
+
+
+def test_the_first_entry_that_has_a_top_level_module_decides(tmp_path: Path, absolute_path: list[str]) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    for directory in (first, second):
+        directory.mkdir()
+        (directory / "shadow_mod.py").write_text(f"WHERE = {directory.name!r}\n")
+    (first / "nothing_here").mkdir()  # a namespace portion first: the path finder looks further, this one stops
+    (second / "nothing_here.py").write_text("")
+    absolute_path[:0] = [str(tmp_path / "missing"), str(first), str(second)]
+    found = SubmoduleFinder(TAG)
+    spec = found.find_spec("shadow_mod", None)
+    _same_spec(spec, PathFinder.find_spec("shadow_mod", None))
+    assert spec is not None and spec.origin == str(first / "shadow_mod.py")
+    assert found.find_spec("nothing_here", None) is None
+    archive = tmp_path / "archive.zip"
+    archive.write_bytes(b"")
+    absolute_path.insert(0, str(archive))  # a file on the path: perhaps zipimport's, left to the path finder
+    assert found.find_spec("shadow_mod", None) is None
 
 
 @pytest.fixture
@@ -127,16 +167,39 @@ def test_a_module_beside_a_package_of_its_name_is_the_package(tree: Path) -> Non
     assert spec is not None and spec.submodule_search_locations == [str(tree / "both")]
 
 
-def test_a_file_added_after_the_directory_was_read_is_found(tree: Path) -> None:
+def test_a_file_added_after_the_directory_was_read_is_found_after_invalidate_caches(tree: Path) -> None:
+    # as the import system documents: a program that writes a module calls importlib.invalidate_caches() before
+    # importing it; until then this finder leaves the name it does not know to the path finder
     import pkg
 
     found = SubmoduleFinder(TAG)
     path = list(pkg.__path__)
     assert found.find_spec("pkg.later", path) is None
     (tree / "later.py").write_text("Z = 3\n")
-    stat = os.stat(tree)
-    os.utime(tree, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # the directory's time moves on a later write
+    assert found.find_spec("pkg.later", path) is None
+    found.invalidate_caches()
     _same_spec(found.find_spec("pkg.later", path), PathFinder.find_spec("pkg.later", path))
+
+
+def test_a_name_that_is_not_a_regular_file_is_left_to_the_path_finder(tree: Path) -> None:
+    import pkg
+
+    (tree / "odd.py").mkdir()  # a directory named like a module
+    (tree / "link.py").symlink_to(tree / "nowhere.py")  # a dangling link
+    found = SubmoduleFinder(TAG)
+    assert found.find_spec("pkg.odd", list(pkg.__path__)) is None
+    assert found.find_spec("pkg.link", list(pkg.__path__)) is None
+    assert PathFinder.find_spec("pkg.link", list(pkg.__path__)) is None
+
+
+def test_a_reload_reads_the_source_as_it_is_then(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _compiled(tree / "again.py", "value = 1\n")
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    finder.install()
+    module = importlib.import_module("pkg.again")
+    assert type(module.__loader__) is finder._Loader and module.value == 1
+    (tree / "again.py").write_text("value = 'two'\n")  # another size: the bytecode file is stale now
+    assert importlib.reload(module).value == "two"
 
 
 @pytest.mark.parametrize("damage", ["stale", "truncated", "hash-based", "missing", "garbage"])
@@ -189,9 +252,9 @@ def test_entries_it_cannot_vouch_for_are_left_alone(tree: Path, monkeypatch: pyt
 
     (tree / "mod.py").write_text("")
     found = SubmoduleFinder(TAG)
-    assert found.find_spec("pkg.mod", ["relative/dir"]) is None
-    assert found.find_spec("pkg.mod", [str(tree), str(tree)]) is None  # several locations
+    assert found.find_spec("pkg.mod", ["relative/dir", str(tree)]) is None
     assert found.find_spec("pkg.mod", (str(tree),)) is None  # not a list: a namespace package's path
+    assert found.find_spec("pkg.mod", [str(tree / "elsewhere"), str(tree)]) is not None  # the first that has it
     monkeypatch.setitem(sys.path_importer_cache, str(tree), None)  # no finder for the entry: none finds it
     assert found.find_spec("pkg.mod", list(pkg.__path__)) is None
     monkeypatch.setitem(sys.path_importer_cache, str(tree), object())  # another kind of finder
