@@ -158,13 +158,29 @@ def _part_ok(value: Any, part: ReadPart, depth: int) -> bool:
         if not _plain_keys(value):
             return False  # the copy names such a key as JSON does: which entry a step finds can differ
         named, every = part.named, part.every
+        depth += 1
+        # loops rather than all() over a generator: a generator frame per container was a third of a status read
         if every is not None:
             get = named.get
-            return all(_part_ok(item, get(key, every), depth + 1) for key, item in value.items())
-        return all(key not in value or _part_ok(value[key], below, depth + 1) for key, below in named.items())
+            for key, item in value.items():  # noqa: SIM110 - a loop: no generator frame
+                if not _part_ok(item, get(key, every), depth):
+                    return False
+            return True
+        for key, below in named.items():  # noqa: SIM110 - a loop: no generator frame
+            if key in value and not _part_ok(value[key], below, depth):
+                return False
+        return True
     if kind is list:
         if part.list_whole:
             return _end_ok(value, depth)
+        depth += 1
+        every = part.every
+        if not part.named:  # every element alike (`[]`): no positions to work out
+            if every is not None:
+                for item in value:
+                    if not _part_ok(item, every, depth):
+                        return False
+            return True
         length = len(value)
         at: dict[int, list[ReadPart]] = {}
         for index, below in part.named.items():
@@ -172,15 +188,18 @@ def _part_ok(value: Any, part: ReadPart, depth: int) -> bool:
             position = index + length if index < 0 else index
             if 0 <= position < length:
                 at.setdefault(position, []).append(below)
-        every = part.every
         if every is not None:
             alone = [every]
-            return all(
-                _part_ok(item, below, depth + 1)
-                for position, item in enumerate(value)
-                for below in at.get(position, alone)
-            )
-        return all(_part_ok(value[position], below, depth + 1) for position, parts in at.items() for below in parts)
+            for position, item in enumerate(value):
+                for below in at.get(position, alone):
+                    if not _part_ok(item, below, depth):
+                        return False
+            return True
+        for position, parts in at.items():
+            for below in parts:
+                if not _part_ok(value[position], below, depth):
+                    return False
+        return True
     if kind in _SCALAR_KINDS:
         return _end_ok(value, depth)  # a step into a scalar fails; the value is kept whole for the message
     return False  # a tuple, another mapping, a typed value: the copy changes it (the whole object decides)
