@@ -12,7 +12,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from workload_map.jq import EvaluationPolicy, JqError
-from workload_map.jq.writeback import PathError, path_text, set_paths
 from workload_map.resolve import extract
 from workload_map.resolve._json import NotJSONError, get_path, in_document_form, is_empty, jq_json, json_copy
 from workload_map.resolve.errors import ExtractionError, UpdateError
@@ -129,6 +128,9 @@ class Session:
         the key order of what it replaces, so an unchanged value leaves the document as it was, byte for byte.
         The write is all or nothing: a failure leaves the document as it was.
         """
+        # imported by the first write: reading a workload never writes (issue 19: start-up)
+        from workload_map.jq.writeback import PathError, path_text, set_paths
+
         current = self._snapshot.obj
         try:
             paths = self._snapshot.paths(expr)
