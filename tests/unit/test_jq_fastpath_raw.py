@@ -189,3 +189,64 @@ def test_a_path_seen_to_give_containers_goes_to_the_tree_first(monkeypatch: pyte
         assert Document(obj).evaluate(".spec.template") == [{"a": 2, "b": 1}]
     # walked in place once (it gave a container), then answered from the tree; the scalar path every time
     assert walked == [".spec.template", ".spec.name", ".spec.name", ".spec.name"]
+
+
+@st.composite
+def _iterated(draw: st.DrawFn) -> str:
+    """`.a.b[]?.c`, `.a[] | .b.c`, `.[]`: the one-iteration shapes `fastpath._compile_iterated` answers."""
+
+    def chain(first: bool, most: int) -> str:
+        steps = []
+        for index in range(draw(st.integers(min_value=0, max_value=most))):
+            if draw(st.booleans()):
+                key = draw(_keys)
+                plain = key.isidentifier() and key.isascii()
+                step = f".{key}" if plain else f"[{json.dumps(key)}]"
+                step = "." + step if first and index == 0 and not plain else step
+            else:
+                step = f"[{draw(st.integers(min_value=-2, max_value=2))}]"
+                step = "." + step if first and index == 0 else step
+            steps.append(step + draw(st.sampled_from(["", "", "?"])))
+        return "".join(steps)
+
+    head = chain(True, 3)
+    expr = (head or ".") + "[]" + draw(st.sampled_from(["", "?"]))
+    expr = expr.replace("..[]", ".[]")
+    tail = chain(False, 3)
+    if draw(st.booleans()):
+        after = chain(True, 3)
+        return f"{expr}{tail} | {after or '.'}"
+    return expr + tail
+
+
+def _outcome(run: Any, value: Any) -> tuple[str, str]:
+    try:
+        return "ok", _dump(run(value))
+    except NotPlainError:
+        return "not plain", ""
+    except JqError as exc:
+        return "error", exc.message
+    except TypeError as exc:  # sorting an object's keys of two kinds (not JSON), the same in both
+        return "raised", type(exc).__name__
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_iterated(), st.one_of(_mixed, st.dictionaries(_keys, _mixed, max_size=6)))
+def test_one_iteration_as_loops_is_the_generators_answer(expr: str, value: Any) -> None:
+    # the loops of `_compile_iterated` against the general generators of `_gen`, on the normalised-form reader and
+    # on the in-place one, over values with keys and scalars that read differently normalised
+    from workload_map.jq import fastpath
+    from workload_map.jq.parser import parse
+
+    tree = parse(expr)
+    shape = fastpath._iterated_chain(tree)
+    assert shape is not None, expr
+    try:
+        normalised = convert.normalize(value)  # what the reader of the normalised form is given
+    except TypeError:
+        normalised = None
+    for raw, given_value in ((False, normalised), (True, value)):
+        generators = fastpath._gen(expr, tree, raw)
+        assert _outcome(fastpath._compile_iterated(expr, *shape, raw), given_value) == _outcome(
+            lambda v, generators=generators: list(generators(v)), given_value
+        ), (expr, raw)

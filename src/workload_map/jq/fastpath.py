@@ -245,6 +245,84 @@ def _simple_chain(node: Node) -> list[tuple[str | int, bool]] | None:
     return steps
 
 
+def _iterated_chain(
+    node: Node,
+) -> tuple[list[tuple[str | int, bool]], bool, list[tuple[str | int, bool]]] | None:
+    """The steps before and after the one iteration of `.a.b[]?.c...` or `.a.b[]? | .c...` (a pod template's
+    path: `.spec.replicatedJobs[]? | .template`), with whether the iteration is optional; None for any other
+    shape."""
+    after: list[tuple[str | int, bool]] = []
+    if isinstance(node, Pipe):
+        right = _simple_chain(node.right)
+        if right is None:
+            return None
+        after = right
+        node = node.left
+    suffix: list[tuple[str | int, bool]] = []
+    while isinstance(node, Index):
+        suffix.append((_key(node.key), node.optional))
+        node = node.target
+    if not isinstance(node, Iterate):
+        return None
+    prefix = _simple_chain(node.target)
+    if prefix is None:
+        return None
+    suffix.reverse()
+    return prefix, node.optional, suffix + after
+
+
+def _compile_iterated(
+    expr: str,
+    prefix: list[tuple[str | int, bool]],
+    optional: bool,
+    suffix: list[tuple[str | int, bool]],
+    raw: bool,
+) -> FastEvaluator:
+    """What `_gen`'s generators give for `_iterated_chain`'s shape, as loops (a generator frame per step and
+    element was most of reading four pod templates; issue 19): the same outputs in the same order, the same
+    errors (`NotPlainError` first where the generators raise it)."""
+    step = _index_raw if raw else _index
+
+    def run(value: Any) -> list[Any]:
+        for key, opt in prefix:
+            ok, value = step(expr, value, key, opt)
+            if not ok:
+                return []
+        if raw:
+            kind = type(value)
+            if kind is list:
+                items = value
+            elif kind is dict:
+                if not _str_keyed(value):
+                    raise NotPlainError
+                items = [value[k] for k in sorted(value)]
+            elif value is not None and not _plain_scalar(value):
+                raise NotPlainError
+            elif optional:
+                return []
+            else:
+                raise _iterate_error(expr, value)
+        elif isinstance(value, list):
+            items = value
+        elif isinstance(value, dict):
+            items = [value[k] for k in sorted(value)]
+        elif optional:
+            return []
+        else:
+            raise _iterate_error(expr, value)
+        found: list[Any] = []
+        for item in items:
+            for key, opt in suffix:
+                ok, item = step(expr, item, key, opt)  # noqa: PLW2901 - each step reads the one before
+                if not ok:
+                    break
+            else:
+                found.append(item)
+        return found
+
+    return run
+
+
 def _compile_chain(expr: str, steps: list[tuple[str | int, bool]], raw: bool) -> FastEvaluator:
     if raw:
         return _compile_chain_raw(expr, steps)
@@ -433,6 +511,9 @@ def _build(expr: str, *, raw: bool) -> FastEvaluator | None:
         steps = _simple_chain(tree)
         if steps is not None:
             return _compile_chain(expr, steps, raw)
+        iterated = _iterated_chain(tree)
+        if iterated is not None:
+            return _compile_iterated(expr, *iterated, raw)
         gen = _gen(expr, tree, raw)
     except _UnsupportedError:
         return None
