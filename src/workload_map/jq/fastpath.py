@@ -233,16 +233,21 @@ def _index_raw(expr: str, target: Any, key: str | int, optional: bool) -> tuple[
     raise NotPlainError  # normalised, it may be a container (a tuple, a Struct) or null (NaN)
 
 
-def _simple_chain(node: Node) -> list[tuple[str | int, bool]] | None:
-    """The steps of `.a.b[0]?...` (indexes only, from `.`), or None."""
+def _index_steps(node: Node) -> tuple[list[tuple[str | int, bool]], Node]:
+    """The index steps ending at `node` (each key with whether it is optional, first step first) and the node
+    they start from."""
     steps: list[tuple[str | int, bool]] = []
     while isinstance(node, Index):
         steps.append((_key(node.key), node.optional))
         node = node.target
-    if not isinstance(node, Identity):
-        return None
     steps.reverse()
-    return steps
+    return steps, node
+
+
+def _simple_chain(node: Node) -> list[tuple[str | int, bool]] | None:
+    """The steps of `.a.b[0]?...` (indexes only, from `.`), or None."""
+    steps, start = _index_steps(node)
+    return steps if isinstance(start, Identity) else None
 
 
 def _iterated_chain(
@@ -258,17 +263,13 @@ def _iterated_chain(
             return None
         after = right
         node = node.left
-    suffix: list[tuple[str | int, bool]] = []
-    while isinstance(node, Index):
-        suffix.append((_key(node.key), node.optional))
-        node = node.target
-    if not isinstance(node, Iterate):
+    suffix, start = _index_steps(node)
+    if not isinstance(start, Iterate):
         return None
-    prefix = _simple_chain(node.target)
+    prefix = _simple_chain(start.target)
     if prefix is None:
         return None
-    suffix.reverse()
-    return prefix, node.optional, suffix + after
+    return prefix, start.optional, suffix + after
 
 
 def _compile_iterated(
