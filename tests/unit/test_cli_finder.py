@@ -18,7 +18,7 @@ import pytest
 
 import workload_map
 from workload_map.cli import finder
-from workload_map.cli.finder import SubmoduleFinder
+from workload_map.cli.finder import SourceModuleFinder
 
 TAG = sys.implementation.cache_tag
 PACKAGE_DIR = Path(workload_map.__file__).parent
@@ -58,7 +58,7 @@ def _same_spec(mine: ModuleSpec | None, theirs: ModuleSpec | None) -> None:
 @pytest.mark.parametrize("name", _package_modules())
 def test_every_module_of_the_package_has_the_path_finders_spec_and_code(name: str) -> None:
     path = _parent_path(name)
-    mine = SubmoduleFinder(TAG).find_spec(name, path)
+    mine = SourceModuleFinder(TAG).find_spec(name, path)
     theirs = PathFinder.find_spec(name, path)
     assert mine is not None, name  # all of ours are plain source modules: none is left to the path finder
     _same_spec(mine, theirs)
@@ -69,7 +69,7 @@ def test_every_module_of_the_package_has_the_path_finders_spec_and_code(name: st
 @pytest.mark.parametrize("name", ["re._parser", "collections.abc", "msgspec.json", "msgspec.structs", "email.utils"])
 def test_other_packages_submodules_read_the_same(name: str) -> None:
     path = _parent_path(name)
-    _same_spec(SubmoduleFinder(TAG).find_spec(name, path), PathFinder.find_spec(name, path))
+    _same_spec(SourceModuleFinder(TAG).find_spec(name, path), PathFinder.find_spec(name, path))
 
 
 @pytest.fixture
@@ -86,14 +86,14 @@ TOP_LEVEL = ["typing", "enum", "functools", "decimal", "fractions", "uuid", "jso
 @pytest.mark.usefixtures("absolute_path")
 @pytest.mark.parametrize("name", TOP_LEVEL)
 def test_top_level_modules_are_found_on_sys_path_as_the_path_finder_finds_them(name: str) -> None:
-    mine = SubmoduleFinder(TAG).find_spec(name, None)
+    mine = SourceModuleFinder(TAG).find_spec(name, None)
     assert mine is not None, name
     _same_spec(mine, PathFinder.find_spec(name, None))
 
 
 @pytest.mark.usefixtures("absolute_path")
 def test_extension_and_builtin_modules_are_left_to_the_import_system() -> None:
-    found = SubmoduleFinder(TAG)
+    found = SourceModuleFinder(TAG)
     assert found.find_spec("msgspec._core", _parent_path("msgspec._core")) is None  # a .so beside the sources
     assert found.find_spec("math", None) is None  # lib-dynload's extension
     assert found.find_spec("_sre", None) is None  # built in: the builtin importer's, before this finder
@@ -108,7 +108,7 @@ def test_the_first_entry_that_has_a_top_level_module_decides(tmp_path: Path, abs
     (first / "nothing_here").mkdir()  # a namespace portion first: the path finder looks further, this one stops
     (second / "nothing_here.py").write_text("")
     absolute_path[:0] = [str(tmp_path / "missing"), str(first), str(second)]
-    found = SubmoduleFinder(TAG)
+    found = SourceModuleFinder(TAG)
     spec = found.find_spec("shadow_mod", None)
     _same_spec(spec, PathFinder.find_spec("shadow_mod", None))
     assert spec is not None and spec.origin == str(first / "shadow_mod.py")
@@ -147,7 +147,7 @@ def test_a_package_a_namespace_portion_and_a_bytecode_only_module(tree: Path) ->
     legacy = tree / "__pycache__" / f"only.{TAG}.pyc"
     os.replace(legacy, tree / "only.pyc")  # a bytecode file in place of the source
     (tree / "only.py").unlink()
-    found = SubmoduleFinder(TAG)
+    found = SourceModuleFinder(TAG)
     path = list(pkg.__path__)
     _same_spec(found.find_spec("pkg.sub", path), PathFinder.find_spec("pkg.sub", path))
     assert found.find_spec("pkg.portion", path) is None
@@ -162,7 +162,7 @@ def test_a_module_beside_a_package_of_its_name_is_the_package(tree: Path) -> Non
     (tree / "both").mkdir()
     (tree / "both" / "__init__.py").write_text("")
     (tree / "both.py").write_text("")
-    spec = SubmoduleFinder(TAG).find_spec("pkg.both", list(pkg.__path__))
+    spec = SourceModuleFinder(TAG).find_spec("pkg.both", list(pkg.__path__))
     _same_spec(spec, PathFinder.find_spec("pkg.both", list(pkg.__path__)))
     assert spec is not None and spec.submodule_search_locations == [str(tree / "both")]
 
@@ -172,7 +172,7 @@ def test_a_file_added_after_the_directory_was_read_is_found_after_invalidate_cac
     # importing it; until then this finder leaves the name it does not know to the path finder
     import pkg
 
-    found = SubmoduleFinder(TAG)
+    found = SourceModuleFinder(TAG)
     path = list(pkg.__path__)
     assert found.find_spec("pkg.later", path) is None
     (tree / "later.py").write_text("Z = 3\n")
@@ -186,7 +186,7 @@ def test_a_name_that_is_not_a_regular_file_is_left_to_the_path_finder(tree: Path
 
     (tree / "odd.py").mkdir()  # a directory named like a module
     (tree / "link.py").symlink_to(tree / "nowhere.py")  # a dangling link
-    found = SubmoduleFinder(TAG)
+    found = SourceModuleFinder(TAG)
     assert found.find_spec("pkg.odd", list(pkg.__path__)) is None
     assert found.find_spec("pkg.link", list(pkg.__path__)) is None
     assert PathFinder.find_spec("pkg.link", list(pkg.__path__)) is None
@@ -221,7 +221,7 @@ def test_a_bytecode_file_that_is_not_current_goes_to_the_source_loader(tree: Pat
         cached.unlink()
     else:
         cached.write_bytes(data[:16] + b"\x00not marshal")
-    spec = SubmoduleFinder(TAG).find_spec("pkg.mod", list(pkg.__path__))
+    spec = SourceModuleFinder(TAG).find_spec("pkg.mod", list(pkg.__path__))
     assert spec is not None and spec.loader is not None
     module = ModuleType("pkg.mod")
     if damage == "garbage":  # the source loader itself refuses a damaged file with a current header
@@ -242,7 +242,7 @@ def test_the_code_names_its_source_where_it_is_now(tree: Path, tmp_path: Path) -
     data = cached.read_bytes()
     code = marshal.loads(data[16:])
     cached.write_bytes(data[:16] + marshal.dumps(code.replace(co_filename="/elsewhere/moved.py")))
-    spec = SubmoduleFinder(TAG).find_spec("pkg.moved", list(pkg.__path__))
+    spec = SourceModuleFinder(TAG).find_spec("pkg.moved", list(pkg.__path__))
     assert spec is not None and spec.loader is not None
     assert spec.loader.get_code("pkg.moved").co_filename == str(tree / "moved.py")  # type: ignore[attr-defined]
 
@@ -251,7 +251,7 @@ def test_entries_it_cannot_vouch_for_are_left_alone(tree: Path, monkeypatch: pyt
     import pkg
 
     (tree / "mod.py").write_text("")
-    found = SubmoduleFinder(TAG)
+    found = SourceModuleFinder(TAG)
     assert found.find_spec("pkg.mod", ["relative/dir", str(tree)]) is None
     assert found.find_spec("pkg.mod", (str(tree),)) is None  # not a list: a namespace package's path
     assert found.find_spec("pkg.mod", [str(tree / "elsewhere"), str(tree)]) is not None  # the first that has it
@@ -274,7 +274,7 @@ def test_an_import_through_it_is_an_ordinary_module(tree: Path, monkeypatch: pyt
     monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
     assert finder.install()
     assert not finder.install()  # once
-    assert isinstance(sys.meta_path[sys.meta_path.index(PathFinder) - 1], SubmoduleFinder)
+    assert isinstance(sys.meta_path[sys.meta_path.index(PathFinder) - 1], SourceModuleFinder)
     leaf = importlib.import_module("pkg.sub.leaf")
     assert type(leaf.__loader__) is finder._Loader
     assert leaf.DATA == leaf.__file__ == str(tree / "sub" / "leaf.py")
@@ -287,7 +287,7 @@ def test_an_import_through_it_is_an_ordinary_module(tree: Path, monkeypatch: pyt
 
 @pytest.mark.parametrize("setting", ["pycache_prefix", "optimize", "path_hook", "no_path_finder"])
 def test_it_is_not_installed_under_other_import_settings(setting: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if not isinstance(f, SubmoduleFinder)])
+    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if not isinstance(f, SourceModuleFinder)])
     if setting == "pycache_prefix":
         monkeypatch.setattr(sys, "pycache_prefix", "/tmp/elsewhere")
     elif setting == "optimize":

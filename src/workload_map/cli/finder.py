@@ -11,7 +11,7 @@ library's), so that is ~25 million instructions, an eighth of the command. Most 
 - the loader's header checks, spread over several calls, and another `stat` of the source;
 - two AttributeErrors in `_init_module_attrs`, for a new module's `__file__` and `__cached__`.
 
-`SubmoduleFinder` gives the same answer with less of that work: ~170,000 instructions a submodule, ~200,000 a
+`SourceModuleFinder` gives the same answer with less of that work: ~170,000 instructions a submodule, ~200,000 a
 top-level module, and a `describe -f` of ~178.5 M instructions instead of ~188 M. It covers what most of a command's
 imports are: a module from a source file that has a current bytecode file.
 
@@ -142,7 +142,7 @@ _NOT_HERE: Final = object()
 _DECLINE: Final = object()
 
 
-class SubmoduleFinder:
+class SourceModuleFinder:
     """A meta path finder for plain source modules (see the module docstring); None for everything else, which the
     finders after it answer as before."""
 
@@ -240,7 +240,7 @@ class SubmoduleFinder:
 
 
 def install() -> bool:
-    """Put a `SubmoduleFinder` in `sys.meta_path` just before the path finder, when the interpreter's import
+    """Put a `SourceModuleFinder` in `sys.meta_path` just before the path finder, when the interpreter's import
     settings are the ones it follows; whether it did."""
     tag = sys.implementation.cache_tag
     if (
@@ -249,10 +249,10 @@ def install() -> bool:
         or sys.flags.optimize
         or PathFinder not in sys.meta_path
         or not _default_path_hooks()
-        or any(isinstance(finder, SubmoduleFinder) for finder in sys.meta_path)
+        or any(isinstance(finder, SourceModuleFinder) for finder in sys.meta_path)
     ):
         return False
-    sys.meta_path.insert(sys.meta_path.index(PathFinder), SubmoduleFinder(tag))
+    sys.meta_path.insert(sys.meta_path.index(PathFinder), SourceModuleFinder(tag))
     return True
 
 

@@ -279,9 +279,10 @@ def _compile_iterated(
     suffix: list[tuple[str | int, bool]],
     raw: bool,
 ) -> FastEvaluator:
-    """What `_gen`'s generators give for `_iterated_chain`'s shape, as loops (a generator frame per step and
-    element was most of reading four pod templates; issue 19): the same outputs in the same order, the same
-    errors (`NotPlainError` first where the generators raise it)."""
+    """What `_gen`'s generators give for `_iterated_chain`'s shape, as loops rather than a generator per step and
+    element (issue 19: a complete JobSet resolution, which reads its pod templates so, 1.296 M -> 1.268 M
+    instructions): the same outputs in the same order, the same errors (`NotPlainError` where the generators
+    raise it)."""
     step = _index_raw if raw else _index
 
     def run(value: Any) -> list[Any]:
