@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 _CHILD = """
@@ -65,17 +66,15 @@ def main() -> None:
     if shutil.which("valgrind") is None:
         raise SystemExit("needs valgrind (apt-get install valgrind)")
     here = str(Path(__file__).resolve().parent)
-    child = Path(here) / ".icount_child.py"
-    child.write_text(_CHILD.format(here=here))
-    try:
+    with tempfile.TemporaryDirectory() as temp:
+        child = Path(temp) / "icount_child.py"
+        child.write_text(_CHILD.format(here=here))
         for name in args.cases:
             counts = []
             for _ in range(2):
                 counts.append((_instructions(child, name, args.calls) - _instructions(child, name, 0)) // args.calls)
             note = "" if counts[0] == counts[1] else f"   (the two counts differ: {counts[0]:,} and {counts[1]:,})"
             print(f"{name:28s} {counts[1]:>12,} instructions a call{note}", flush=True)
-    finally:
-        child.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":
