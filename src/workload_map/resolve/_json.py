@@ -159,7 +159,8 @@ def _part_ok(value: Any, part: ReadPart, depth: int) -> bool:
             return False  # the copy names such a key as JSON does: which entry a step finds can differ
         named, every = part.named, part.every
         depth += 1
-        # loops rather than all() over a generator: a generator frame per container was a third of a status read
+        # loops rather than all() over a generator: a generator frame per container (a status read: 300K -> 259K
+        # instructions with the loops)
         if every is not None:
             get = named.get
             for key, item in value.items():  # noqa: SIM110 - a loop: no generator frame
