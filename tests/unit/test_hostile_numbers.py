@@ -164,6 +164,18 @@ def test_replicas_of_10_to_the_5000_in_an_object_are_refused_naming_the_field() 
         _ = workload.root.scales
 
 
+@pytest.mark.parametrize("sign", [1, -1])
+def test_json_copy_takes_4300_digits_and_refuses_4301(sign: int) -> None:
+    # the bound is 10**4300 exactly, whatever the bit-length shortcut in front of it decides
+    from workload_map.resolve._json import NotJSONError, json_copy
+
+    largest = sign * (10**4300 - 1)
+    assert json_copy({"n": largest}) == {"n": largest}
+    for refused in (sign * 10**4300, sign * 2**14290):
+        with pytest.raises(NotJSONError, match="more than 4300 digits"):
+            json_copy({"n": refused})
+
+
 def test_a_replica_string_of_5000_digits_is_an_extraction_error_naming_the_field() -> None:
     karta = karta_from_dict(_root(scaleDefinition={"replicasPath": ".spec.replicas"}))
     workload = Workload(karta, {**THING, "spec": {"replicas": BIG}})

@@ -61,6 +61,7 @@ NOT_IN_DESCRIBE = (
     "typing_extensions",  # msgspec is imported without it (cli.main.import_msgspec_alone)
     "workload_map.resolve.tree",  # Workload.tree(): a view never needs it
     "workload_map.jq.writeback",  # Workload.update() and suspend/resume: a describe writes nothing
+    "workload_map.resources.human",  # human-readable amounts are for tables and trees, not -o json
     # no dataclass on the path (msgspec Structs, or jq.policy's slotted class): `dataclasses` imports `inspect`
     "dataclasses",
     "inspect",

@@ -7,6 +7,7 @@ definitions.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import math
 import sys
@@ -442,7 +443,16 @@ def _builtin(value: Any) -> Any:
     return converted
 
 
-_TOO_MANY_DIGITS: Final = 10**MAX_INT_DIGITS
+# Below this many bits an integer has fewer than MAX_INT_DIGITS + 1 digits (10**4300 is a 14,285-bit number):
+# only a longer one is compared with the power, made on first need (~0.5 M instructions at import otherwise,
+# for a check that almost never runs; issue 19: start-up)
+_FEWER_BITS: Final = int(MAX_INT_DIGITS * 3.321928094887362)  # log2(10), rounded down
+
+
+@functools.cache
+def _too_many_digits() -> int:
+    limit: int = 10**MAX_INT_DIGITS
+    return limit
 
 
 def _checked_copy(root: Any) -> Any:
@@ -464,7 +474,7 @@ def _checked_copy(root: Any) -> Any:
             target[slot] = value
             continue
         if isinstance(value, int):
-            if abs(value) >= _TOO_MANY_DIGITS:
+            if value.bit_length() >= _FEWER_BITS and abs(value) >= _too_many_digits():
                 raise NotJSONError(where, value, f"holds an integer of more than {MAX_INT_DIGITS} digits")
             target[slot] = int(value)
             continue

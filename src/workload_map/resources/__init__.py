@@ -5,6 +5,10 @@ Pure functions over pod specs, below `resolve`, so a resolution can carry each i
     from workload_map.resources import pod_requests, gpu_count, format_quantity
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from workload_map.resources.formula import (
     GPU_RESOURCE_NAMES,
     ResourceList,
@@ -21,7 +25,6 @@ from workload_map.resources.formula import (
     scale,
     total,
 )
-from workload_map.resources.human import cpu_text, human_amount, memory_text
 from workload_map.resources.quantity import (
     NANO,
     Format,
@@ -37,6 +40,9 @@ from workload_map.resources.quantity import (
     parse_quantity,
     quantity_kind,
 )
+
+if TYPE_CHECKING:
+    from workload_map.resources.human import cpu_text, human_amount, memory_text
 
 __all__ = [
     "GPU_RESOURCE_NAMES",
@@ -70,3 +76,16 @@ __all__ = [
     "scale",
     "total",
 ]
+
+
+# the human-readable amounts are for tables and trees (the CLI's renderers import their module themselves): a
+# `describe -o json` never loads them (issue 19: start-up)
+_HUMAN: frozenset[str] = frozenset({"cpu_text", "human_amount", "memory_text"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HUMAN:
+        from workload_map.resources import human
+
+        return getattr(human, name)
+    raise AttributeError(f"module 'workload_map.resources' has no attribute {name!r}")
