@@ -162,6 +162,8 @@ def main() -> None:
         subprocess.run(command, env=env, cwd=temp, check=True, capture_output=True)  # builds the catalog blob
         valgrind = ["valgrind", "--tool=callgrind", "--dump-before=getppid", f"--callgrind-out-file={prefix}"]
         subprocess.run([*valgrind, *command], env=env, cwd=temp, check=True, capture_output=True)
+        if not events_file.exists():  # the command ended without `os._exit` (another thread, an error)
+            raise SystemExit("the describe did not reach its exit: no markers to read (run it alone to see why)")
         events = [tuple(line.split("\t", 1)) for line in events_file.read_text().splitlines()]
         counts = _dumps(prefix)
     # the first dump ends at the first marker; the one after marker k runs to marker k + 1 (the last to the end)
