@@ -1,6 +1,6 @@
 """`min`/`max` in generated code without the order key when every element is of one type (issue 19, session 19).
 
-`codegen._extreme` compares the elements themselves when they are all safe ints or all strings (Python's order of
+`runtime._extreme` compares the elements themselves when they are all safe ints or all strings (Python's order of
 one such type is jq's, and equal keys are equal values); mixed scalars still go through `_key`. What must hold:
 the same element (the same object) and the same bails as the form with the key on any list of scalars, and the
 generated `[a, b] | min` still equal to the current path.
@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.unit.test_codegen import SETTINGS
-from workload_map.jq import Document, codegen
+from workload_map.jq import Document, codegen, runtime
 from workload_map.jq.finish import Bail
 
 
@@ -29,7 +29,7 @@ def _with_key(values: Any, is_min: bool) -> Any:
             raise Bail
     if not values:
         return None
-    return min(values, key=codegen._key) if is_min else max(values, key=codegen._key)
+    return min(values, key=runtime._key) if is_min else max(values, key=runtime._key)
 
 
 _SCALARS = st.one_of(
@@ -60,7 +60,7 @@ def _outcome(function: Any, values: Any, is_min: bool) -> Any:
 @given(_LISTS, st.booleans())
 def test_the_same_element_and_the_same_bails_as_the_key(values: list[Any], is_min: bool) -> None:
     expected = _outcome(_with_key, list(values), is_min)
-    found = _outcome(codegen._extreme, list(values), is_min)
+    found = _outcome(runtime._extreme, list(values), is_min)
     assert found == expected
     if expected[0] == "value":
         assert found[1] is expected[1] or (type(found[1]) is type(expected[1]) and found[1] == expected[1])

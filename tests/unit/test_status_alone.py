@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from tests.unit.test_codegen import DEFINITIONS, OBJECTS, _strict
 from workload_map.jq import codegen, convert
+from workload_map.jq.finish import finish
 from workload_map.model import Karta
 from workload_map.resolve import ResolveError, Workload, _json, snapshot
 from workload_map.resolve.structure import structure_of
@@ -150,7 +151,7 @@ def test_finish_gives_what_normalising_gives(items: list[Any]) -> None:
     except Exception as error:  # a value normalising refuses: `_finish` must not answer it either
         expected = ("raised", type(error).__name__)
     try:
-        got: Any = _strict(codegen._finish([items]))
+        got: Any = _strict(finish([items]))
     except Exception as error:
         got = ("raised", type(error).__name__)
     if got[0] == "raised" and got[1] == "_Bail":

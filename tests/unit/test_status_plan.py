@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from tests.unit.test_codegen import DEFINITIONS, OBJECTS, SETTINGS, _leaves, _mutated, _relevant, _strict
 from tests.unit.test_status_alone import _variants
 from workload_map.jq import Document, EvaluationPolicy, JqError, codegen, generated
-from workload_map.jq.finish import finish_conditions, numbers_only
+from workload_map.jq.finish import finish, finish_conditions, numbers_only
 from workload_map.jq.policy import INPROCESS
 from workload_map.model import Karta
 from workload_map.resolve import Workload, _json, status, status_plan
@@ -396,7 +396,7 @@ def test_finish_read_raises_where_finish_raises_and_differs_only_in_an_ignored_l
     `_finish`'s outputs, except a first output that is a list holding an object or array, handed back as it is
     where `_finish` gives a list holding an object or array too (the reason ignores both: no fact is written),
     and a lone output that is a list of safe ints, booleans and nulls, handed back uncopied (equal to the copy)."""
-    plain = _finished(codegen._finish, copy.deepcopy(outputs))
+    plain = _finished(finish, copy.deepcopy(outputs))
     given_outputs = copy.deepcopy(outputs)
     first = given_outputs[0] if given_outputs else None  # both finishers replace outputs in the list they get
     read = _finished(codegen.finish_read, given_outputs)
@@ -423,11 +423,11 @@ def test_finish_read_skips_normalising_only_an_ignored_list() -> None:
     assert codegen.finish_read([[1, 2, 3]]) == [[1, 2, 3]]
     opaque = [[{"a": _Opaque()}]]
     with pytest.raises(Exception) as raised:
-        codegen._finish(copy.deepcopy(opaque))
+        finish(copy.deepcopy(opaque))
     with pytest.raises(type(raised.value)):
         codegen.finish_read(opaque)
     surrogate = [[{"a": "\ud800"}]]  # the encoder refuses it; normalising reads U+FFFD
-    assert codegen.finish_read(copy.deepcopy(surrogate)) == codegen._finish(copy.deepcopy(surrogate))
+    assert codegen.finish_read(copy.deepcopy(surrogate)) == finish(copy.deepcopy(surrogate))
 
 
 def test_reads_only_names_the_positions_only_the_reason_reads() -> None:
@@ -494,7 +494,7 @@ def _conditions_both_ways(plan: status_plan.StatusPlan, outputs: list[Any]) -> t
     """(the normalised read, as `_head` reads the finished outputs; the read the generated reader makes of
     `finish_conditions`'s outputs), each a result or the name of what it raised."""
     try:
-        finished = codegen._finish(copy.deepcopy(outputs))
+        finished = finish(copy.deepcopy(outputs))
     except Exception as error:
         plain: Any = ("raised", type(error).__name__)
     else:

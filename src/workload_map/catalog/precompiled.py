@@ -43,12 +43,13 @@ import contextlib
 import os
 from _thread import allocate_lock
 from collections.abc import Callable, Mapping, Sequence
+from importlib._bootstrap_external import MAGIC_NUMBER  # loaded at every start (frozen)
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from workload_map import _version
-from workload_map.jq import facts, trees
+from workload_map.jq import facts, stored, trees
 from workload_map.model import GVK, Karta, types
 from workload_map.model.validated import mark_validated
 
@@ -61,7 +62,7 @@ except ImportError:  # pragma: no cover - an interpreter built without it
     from hashlib import blake2b
 
 # Bump when the blob's layout changes in a way the key does not already cover.
-_FORMAT = b"wmap-catalog-8"
+_FORMAT = b"wmap-catalog-9"
 # what a definition is known by before it is decoded: its name and root GVK (stored as group, version and kind)
 Head = tuple[str, GVK | None]
 _StoredHead = tuple[str, tuple[str, str, str] | None]
@@ -82,7 +83,8 @@ Index = tuple[
 ]
 _INDEX = msgspec.msgpack.Decoder(Index)
 _INDEX_LENGTH: Final = 8
-_EXPRESSIONS = msgspec.msgpack.Decoder(tuple[dict[str, bytes], dict[str, Any]])  # facts: checked by jq.facts
+# trees, facts (checked by jq.facts) and generated programs (checked by jq.stored)
+_EXPRESSIONS = msgspec.msgpack.Decoder(tuple[dict[str, bytes], dict[str, Any], dict[str, Any]])
 # what validation runs: a change in any of these modules may change which definitions are valid
 _VALIDATOR_PACKAGES: Final = ("validation", "jq", "model")
 
@@ -120,6 +122,7 @@ def catalog_key(
     pieces = (
         _version.__version__,
         msgspec.__version__,
+        MAGIC_NUMBER,  # the stored programs' marshalled code is this interpreter's bytecode
         _types_source(),
         validator,  # None: unchecked
         parser,  # None: no trees
@@ -145,12 +148,13 @@ class _Parts:
     definition is decoded, so a blob replaced or pruned since the start is still the one read), or the bytes
     already read where `os.pread` is not available."""
 
-    __slots__ = ("_base", "_data", "_handle")
+    __slots__ = ("_base", "_data", "_handle", "trusted")
 
-    def __init__(self, handle: int, base: int, data: bytes | None = None) -> None:
+    def __init__(self, handle: int, base: int, data: bytes | None = None, *, trusted: bool = False) -> None:
         self._handle = handle
         self._base = base
         self._data = data
+        self.trusted = trusted  # its generated programs may run (`_trusted`)
 
     def read(self, offset: int, length: int) -> bytes:
         if self._data is not None:
@@ -248,9 +252,11 @@ class Definitions:
             return self._from_yaml(position)
         if trees_length:
             with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):  # unremembered: parsed when used
-                parsed, known = _EXPRESSIONS.decode(view[length:])
+                parsed, known, programs = _EXPRESSIONS.decode(view[length:])
                 trees.remember(parsed)
                 facts.remember(known)
+                if self._parts.trusted:
+                    stored.remember(programs)
         self.decoded += 1
         if self._valid and self._valid[position]:
             mark_validated((karta,))
@@ -313,19 +319,23 @@ def load_definitions(
         valid = () if check is None else tuple(bool(ok) for ok in check(kartas))
         parsed = () if parser is None else tuple(expression_trees((karta,)) for karta in kartas)
         known = tuple(expression_facts(found) for found in parsed)
+        programs = tuple(expression_programs(found) for found in parsed)
         try:
             bodies = [_ENCODER.encode(_stored(karta)) for karta in kartas]
         except TypeError:  # pragma: no cover - a value of a type the stored form has no place for: no blob
             bodies = None
         if bodies is not None:
-            encoded = [_ENCODER.encode(pair) for pair in zip(parsed, known, strict=True)] or [b""] * len(bodies)
+            encoded = [_ENCODER.encode(triple) for triple in zip(parsed, known, programs, strict=True)] or [b""] * len(
+                bodies
+            )
             stored_heads = tuple(
                 (name, None if gvk is None else (gvk.group, gvk.version, gvk.kind)) for name, gvk in _heads(kartas)
             )
             _write(path, _blob(given, stored_heads, valid, bodies, encoded))
-        for found, facts_found in zip(parsed, known, strict=True):
+        for found, facts_found, programs_found in zip(parsed, known, programs, strict=True):
             trees.remember(found)
             facts.remember(facts_found)
+            stored.remember(programs_found)
         return kartas, valid
 
     found = _open_blob(path, given)
@@ -384,9 +394,12 @@ def _open_blob(path: str, files: Sequence[tuple[str, bytes]]) -> tuple[_Parts, I
         if not _same_files(handle, files, names, sizes):
             raise ValueError("the blob was built from other files or bytes")
         base = _INDEX_LENGTH + length + sum(sizes)
+        trusted = _trusted(handle)
         if not _PREAD:
             os.lseek(handle, base, os.SEEK_SET)
-        parts = _Parts(handle, base) if _PREAD else _Parts(-1, base, _read_rest(handle))
+        parts = (
+            _Parts(handle, base, trusted=trusted) if _PREAD else _Parts(-1, base, _read_rest(handle), trusted=trusted)
+        )
     except (OSError, ValueError, msgspec.DecodeError, msgspec.ValidationError):
         os.close(handle)
         return None
@@ -423,6 +436,20 @@ def _same_files(handle: int, files: Sequence[tuple[str, bytes]], names: Sequence
             done += take
             at += take
     return True
+
+
+def _trusted(handle: int) -> bool:
+    """Whether the generated programs of the open blob may run: it is a regular file owned by the user running
+    this process and writable by no one else (as a `__pycache__` file that user could have written). Elsewhere
+    (another owner, group- or world-writable, a system without user ids) the blob's data is read, its code never."""
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is None:
+        return False
+    try:
+        status = os.fstat(handle)
+    except OSError:
+        return False
+    return status.st_uid == geteuid() and status.st_mode & 0o170022 == 0o100000  # S_IFREG, no group/other write
 
 
 def _read_rest(handle: int) -> bytes:
@@ -555,6 +582,21 @@ def expression_facts(found: Mapping[str, bytes]) -> dict[str, facts.Stored]:
     return stored
 
 
+def expression_programs(found: Mapping[str, bytes]) -> dict[str, Any]:
+    """The stored programs (`jq.stored`) of the expressions whose trees are stored and that are not plain paths
+    (those have the fast path, which is cheaper still), as this package's generator makes them."""
+    from workload_map.jq.codegen import stored_program  # only when a blob is built
+    from workload_map.jq.engine import compile_expression
+
+    programs: dict[str, Any] = {}
+    for expression in found:
+        if compile_expression(expression).fast is None:
+            program = stored_program(expression)
+            if program is not None:
+                programs[expression] = list(program)
+    return programs
+
+
 def analysis_stamp(validator: bytes | None) -> bytes | None:
     """The key's stamp of the modules that decide the stored trees and facts (the parser's, `trees.tree_stamp`,
     and the analyses', `facts.fact_stamp`): all of them are jq modules, which the validator's stamp lists already
@@ -562,8 +604,8 @@ def analysis_stamp(validator: bytes | None) -> bytes | None:
     again; without it, their own stamps. None when they cannot be stamped (then nothing is stored)."""
     if validator is not None:
         return b"the jq modules: in the validator's stamp"
-    tree, fact = trees.tree_stamp(), facts.fact_stamp()
-    return None if tree is None or fact is None else tree + b"\n" + fact
+    tree, fact, program = trees.tree_stamp(), facts.fact_stamp(), stored.program_stamp()
+    return None if tree is None or fact is None or program is None else b"\n".join((tree, fact, program))
 
 
 def _write(path: str, data: bytes) -> None:

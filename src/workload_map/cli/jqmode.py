@@ -25,7 +25,7 @@ from workload_map.cli.jqsettings import (
     stopped_error,
 )
 from workload_map.jq import EvaluationPolicy, JqLimitError
-from workload_map.jq.compiler import InProcessStopError
+from workload_map.jq.errors import InProcessStopError
 from workload_map.jq.policy import DEFAULT_DEADLINE, DEFAULT_MEMORY_MB
 from workload_map.resolve import ResolveError
 

@@ -137,7 +137,7 @@ def stopped_error() -> CLIError | None:
         f'definition "{first.definition}" ({first.origin}): {first.error.message} in '
         f"'{_shown(first.error.expression)}'{tail}"
     )
-    from workload_map.jq.compiler import InProcessStopError  # here: `wmap --help` never imports workload_map.jq
+    from workload_map.jq.errors import InProcessStopError  # here: `wmap --help` never imports workload_map.jq
 
     if isinstance(first.error, InProcessStopError):
         hint = "the output is incomplete; the definition's expression exceeded an in-process jq bound: fix it"

@@ -33,19 +33,19 @@ normalises what it reads.
 from __future__ import annotations
 
 import functools
+import marshal
 from collections.abc import Callable, Sequence
 from typing import Any, Final, NamedTuple
 
 from workload_map.errors import WorkloadMapError
 from workload_map.jq import ast as A  # noqa: N812 - the node types, read as A.Index, A.Pipe, ...
 from workload_map.jq import engine
-from workload_map.jq.compiler import STEP_BUDGET, _ascii
 from workload_map.jq.engine import MAX_RESULTS
 from workload_map.jq.errors import JqError
 from workload_map.jq.finish import BAIL, finish_read
-from workload_map.jq.finish import Bail as _Bail
-from workload_map.jq.finish import finish as _finish
 from workload_map.jq.parser import parse
+from workload_map.jq.runtime import GLOBALS as _GLOBALS
+from workload_map.jq.runtime import SAFE as _SAFE
 
 __all__ = [
     "BAIL",
@@ -54,126 +54,16 @@ __all__ = [
     "expression_functions",
     "finish_read",
     "generated_source",
+    "stored_program",
     "uncovered",
 ]
 
-_SAFE: Final = 2**53
-_STEPS: Final = STEP_BUDGET // 10
 _MAX_LINES: Final = 2000  # generated lines per expression (branches copy their continuation)
 Emit = Callable[[str, int], None]
 
 
 class _Decline(WorkloadMapError):  # noqa: N818
     """The expression has a construct the generator does not cover."""
-
-
-# --- helpers the generated code calls --------------------------------------------------------------------------
-
-
-_STR: Final = frozenset({str})
-
-
-def _str_keys(obj: dict[Any, Any]) -> bool:
-    # the key types gathered in C: half the time of a generator over the keys (a str subclass is not `str`)
-    return set(map(type, obj)) <= _STR
-
-
-def _sorted_values(obj: dict[Any, Any]) -> list[Any]:
-    """A dict's values in gojq's order (sorted keys), when sorting the keys in place sorts them as the normalised
-    form does: ASCII string keys only (the byte order of UTF-8 is not Python's order for every string)."""
-    keys = list(obj)
-    if not all(type(key) is str and key.isascii() for key in keys):
-        raise _Bail
-    keys.sort()
-    return [obj[key] for key in keys]
-
-
-def _key(value: Any) -> tuple[Any, ...]:
-    """jq's order of the scalars the generated comparisons accept: null < false < true < numbers < strings."""
-    if value is None:
-        return (0,)
-    kind = type(value)
-    if kind is bool:
-        return (2,) if value else (1,)
-    if kind is int:
-        return (3, value)
-    return (4, value)
-
-
-_PLAIN: Final = frozenset({type(None), bool, int, str, list, dict})
-
-
-def _equal(a: Any, b: Any) -> bool:
-    """`a == b` as the engine compares, where the normalised form cannot differ; else bails."""
-    kind = type(a)
-    if kind is type(b):
-        if kind is str or kind is bool or a is None:
-            return bool(a == b)
-        if kind is int and -_SAFE < a < _SAFE and -_SAFE < b < _SAFE:
-            return bool(a == b)
-        raise _Bail  # containers (tuples, int keys, floats inside) and floats: the current path decides
-    if kind in _PLAIN and type(b) in _PLAIN:
-        return False  # different JSON types are never equal (a float is not in _PLAIN: 1.0 == 1)
-    raise _Bail
-
-
-def _extreme(values: Any, is_min: bool) -> Any:
-    """`min` / `max` of an array of scalars that read the same normalised (else bails); null when empty."""
-    if type(values) is not list:
-        raise _Bail
-    ints = strs = True  # one JSON type throughout: Python's own order of the values is jq's, no key needed
-    for value in values:
-        kind = type(value)
-        if kind is int:
-            if not -_SAFE < value < _SAFE:
-                raise _Bail
-            strs = False
-        elif kind is str:
-            ints = False
-        elif value is None or kind is bool:
-            ints = strs = False
-        else:
-            raise _Bail
-    if not values:
-        return None
-    # equal keys are equal values here, so which of several equal elements is given does not show
-    if ints or strs:  # the key's call and tuple per element cost more than the rest of `[a, b] | min`
-        return min(values) if is_min else max(values)
-    return min(values, key=_key) if is_min else max(values, key=_key)
-
-
-def _ascii_case(value: Any, upper: bool) -> str:
-    if type(value) is not str:
-        raise _Bail
-    text: str = _ascii(value, upper)
-    return text
-
-
-_GLOBALS: Final[dict[str, Any]] = {
-    "__builtins__": {
-        "Exception": Exception,
-        "abs": abs,
-        "bool": bool,
-        "dict": dict,
-        "float": float,
-        "int": int,
-        "len": len,
-        "list": list,
-        "str": str,
-        "type": type,
-    },
-    "B": _Bail,
-    "BAIL": BAIL,
-    "SK": _str_keys,
-    "SV": _sorted_values,
-    "KEY": _key,
-    "EQ": _equal,
-    "EXT": _extreme,
-    "FIN": _finish,
-    "ASC": _ascii_case,
-    "S": _SAFE,
-    "L": _STEPS,
-}
 
 
 # --- the generator ---------------------------------------------------------------------------------------------
@@ -1103,6 +993,24 @@ def expression_functions(exprs: tuple[str, ...]) -> BatchProgram:
     """The generated program of a batch with a function per expression (`BatchProgram(lazy=True)`), once per
     process per batch."""
     return BatchProgram(exprs, lazy=True)
+
+
+def stored_program(expr: str) -> tuple[bytes, dict[str, Any]] | None:
+    """The program of `expr` alone, to be stored (`jq.stored`): the marshalled code of the module that defines its
+    function `f0(v, m, N=FIN)` (`expression_functions`' form), and the constants that function reads as its
+    globals; None when the generator does not cover it, or Python refuses its code."""
+    tree = _tree(expr)
+    if tree is None:
+        return None
+    constants: dict[str, Any] = {}
+    body = _expression_lines(expr, constants, tree=tree, shared=_shared_subtrees([tree]))
+    if body is None:
+        return None
+    try:
+        code = compile(_functions_source([body]), "<jq stored>", "exec")
+    except (RecursionError, SyntaxError, MemoryError):
+        return None
+    return marshal.dumps(code), constants
 
 
 def generated_source(exprs: Sequence[str]) -> str:

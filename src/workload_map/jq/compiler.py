@@ -39,14 +39,12 @@ from workload_map._limits import MAX_DEPTH
 from workload_map.errors import WorkloadMapError
 from workload_map.jq import ast as A  # noqa: N812 - the node types, read as A.Index, A.Pipe, ...
 from workload_map.jq import facts
-from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
+from workload_map.jq.errors import InProcessStopError, JqError, JqLimitError, JqRuntimeError
 from workload_map.jq.fastpath import _dump_trunc
 from workload_map.jq.parser import parse
+from workload_map.jq.runtime import STEP_BUDGET, ascii_text
 
 __all__ = ["STEP_BUDGET", "InProcessStopError", "compile_closure", "covered"]
-
-STEP_BUDGET: Final = 1_000_000
-"""Steps one evaluation may take (elements iterated, reduction steps, characters and elements built)."""
 
 if TYPE_CHECKING:  # annotations only: a `Callable[...]` alias is ~0.1 million instructions to make at import (issue 19)
     Closure = Callable[[Any, int], list[Any]]
@@ -86,14 +84,6 @@ class _Break(WorkloadMapError):  # noqa: N818 - jq's `break $label`, not an erro
 
 class _BudgetError(WorkloadMapError):
     """The evaluation used up its step budget."""
-
-
-class InProcessStopError(JqLimitError):
-    """A compiled evaluation was stopped: past the step budget, nested past Python's recursion limit, or with an
-    output nested past `MAX_DEPTH` levels.
-
-    A stop, as the worker's deadline and memory cap are (the Document appends it to its policy's `stops`), and not
-    an ordinary jq error such as the output cap."""
 
 
 # --------------------------------------------------------------------------------------------------- values
@@ -1606,9 +1596,7 @@ def _implode(v: Any) -> Any:
 def _ascii(v: Any, upper: bool) -> Any:
     if type(v) is not str:
         raise _fail("explode input must be a string")
-    if upper:
-        return "".join(chr(ord(c) - 32) if "a" <= c <= "z" else c for c in v)
-    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in v)
+    return ascii_text(v, upper)
 
 
 def _trim(name: str, strip: Callable[[str], str]) -> Callable[[Any], Any]:

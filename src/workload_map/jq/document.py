@@ -31,10 +31,9 @@ import msgspec
 
 from workload_map.errors import ArgumentTypeError
 from workload_map.jq import convert, engine, fastpath
-from workload_map.jq.compiler import InProcessStopError
 from workload_map.jq.convert import Roots
 from workload_map.jq.engine import MAX_RESULTS, Kind
-from workload_map.jq.errors import JqError, JqRuntimeError
+from workload_map.jq.errors import InProcessStopError, JqError, JqRuntimeError
 from workload_map.jq.fastpath import compile_fast_paths
 from workload_map.jq.policy import INPROCESS, EvaluationPolicy
 

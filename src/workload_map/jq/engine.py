@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import msgspec
 
 from workload_map._regex import LazyPattern
-from workload_map.jq import compiler, facts, fastpath, parser
+from workload_map.jq import facts, fastpath, parser
 from workload_map.jq.ast import Node
 from workload_map.jq.convert import Roots, roots_key
 from workload_map.jq.errors import JqCompileError, JqError, JqLimitError, JqParseError, JqRuntimeError
@@ -55,6 +55,8 @@ MAX_RESULTS: Final = 1000
 
 Kind = Literal["values", "paths"]
 if TYPE_CHECKING:  # annotations only (a `Callable[...]` alias is ~0.1 million instructions at import; issue 19)
+    from workload_map.jq import compiler
+
     FastEvaluator = Callable[[Any], list[Any]]
 
 _PROGRAM_CACHE_SIZE: Final = 4096
@@ -98,6 +100,8 @@ def _roots_of(tree: Node) -> Roots | None:
 def expression_facts(expr: str) -> facts.Stored | None:
     """What `jq.facts` keeps of `expr` (its roots, whether it builds nesting), worked out from its tree as a run
     works them out; None when it does not parse or an analysis gives up on it (then nothing is kept)."""
+    from workload_map.jq import compiler  # only when a catalog blob is built
+
     try:
         tree = parser.parse(expr)
         builds_nesting = compiler.builds_nesting(tree)
@@ -110,7 +114,13 @@ def expression_facts(expr: str) -> facts.Stored | None:
 def compile_expression(expr: str) -> Compiled:
     """The cached static facts of `expr` (no libjq compile: that happens where the expression runs)."""
     fast, roots, parses = _static(expr)
-    compiled = compiler.compile_closure(expr) if fast is None and parses else None
+    compiled = None
+    if fast is None and parses:
+        # imported by the first expression that is neither a plain path nor answered by a stored program
+        # (`jq.stored`): a `describe -f` of a catalog workload never imports the compiler (issue 19: start-up)
+        from workload_map.jq import compiler
+
+        compiled = compiler.compile_closure(expr)
     return Compiled(expr, fast, roots, combinable=parses and "#" not in expr, compiled=compiled)
 
 

@@ -59,3 +59,11 @@ class UnsafeExpressionError(JqError):
     """The static safety check rejected the expression (mutation, unbounded output, environment access)."""
 
     kind = "unsafe jq expression"
+
+
+class InProcessStopError(JqLimitError):
+    """A compiled evaluation was stopped: past the step budget, nested past Python's recursion limit, or with an
+    output nested past `MAX_DEPTH` levels.
+
+    A stop, as the worker's deadline and memory cap are (the Document appends it to its policy's `stops`), and not
+    an ordinary jq error such as the output cap."""

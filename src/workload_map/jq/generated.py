@@ -4,7 +4,9 @@
 A process evaluates a batch the current way (`Document.evaluate_many`) `GENERATE_AFTER` times before it builds the
 batch's program, so a command that reads one object of a definition never builds one, and then never imports the
 generator either: it is imported here, by the first batch worth generating (the module is ~2.5 million
-instructions of a `describe -f`; issue 19: start-up).
+instructions of a `describe -f`; issue 19: start-up). Before that, the expressions of a catalog definition run
+the programs generated for them when the catalog's blob was built (`jq.stored`), so those first objects are read
+by generated code too, without the closure compiler.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from workload_map.jq.finish import BAIL
 from workload_map.jq.policy import EvaluationPolicy
+from workload_map.jq.stored import programs as stored_programs
 
 if TYPE_CHECKING:
     from workload_map.jq.document import Document
@@ -106,8 +109,25 @@ def evaluate_batch(document: Document, exprs: Sequence[str]) -> list[list[Any] |
     if policy.mode != "inprocess" or (policy.stops is not None and _refuses(policy, batch)):
         return document.evaluate_many(batch)
     if not _worth_generating(batch):
-        return document.evaluate_many(batch)
+        return _with_stored(document, batch)
     found: list[Any] = (_codegen or _generator()).batch_program(batch).run(document.obj)
+    return _rest_evaluated(document, batch, found)
+
+
+def _with_stored(document: Document, batch: tuple[str, ...]) -> list[list[Any] | JqError]:
+    """`document.evaluate_many(batch)` with the stored programs (`jq.stored`) of the expressions that have one:
+    each answers on the document's object in place, with a memo of its own; the rest (none stored, bailed) go to
+    `evaluate_many`."""
+    programs = stored_programs(batch)
+    if programs is None:
+        return document.evaluate_many(batch)
+    obj = document.obj
+    found: list[Any] = [BAIL if program is None else program(obj, {}) for program in programs]
+    return _rest_evaluated(document, batch, found)
+
+
+def _rest_evaluated(document: Document, batch: Sequence[str], found: list[Any]) -> list[list[Any] | JqError]:
+    """`found` with each expression left unanswered (`BAIL`) evaluated the current way, in one `evaluate_many`."""
     rest = [index for index, result in enumerate(found) if result is BAIL]
     if rest:
         for index, result in zip(rest, document.evaluate_many([batch[i] for i in rest]), strict=True):

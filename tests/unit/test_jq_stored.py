@@ -1,0 +1,212 @@
+"""Programs stored with the catalog (`jq/stored.py`, issue 19: start-up): the generated function of each catalog
+expression that is not a plain path, marshalled into the blob and run by `generated.evaluate_batch` on the first
+objects of a definition.
+
+What must hold: a stored program read back answers every catalog fixture and recording exactly as the current path
+(`Document.evaluate_many`) does, or hands the expression back (`BAIL`); a stored form that is damaged in any way
+reads back as no program (the expression then runs as without it); the blob hands programs over only when it is
+the user's own and writable by no one else; and the blob's key covers the interpreter's bytecode magic number.
+"""
+
+from __future__ import annotations
+
+import copy
+import marshal
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.unit.test_codegen import OBJECTS, _strict
+from workload_map.catalog import builtin_definitions, precompiled, registry
+from workload_map.jq import Document, EvaluationPolicy, JqError, codegen, engine, generated, stored
+from workload_map.jq.finish import BAIL
+from workload_map.model import Karta, jq_fields
+
+DEFINITIONS: list[Karta] = builtin_definitions()
+
+
+def _expressions(karta: Karta) -> list[str]:
+    return sorted({expression for _path, expression in jq_fields(karta)})
+
+
+def _encoded(expr: str) -> list[Any] | None:
+    """The stored form of `expr`'s program, as the blob's builder makes it (None: the generator leaves it out)."""
+    found = codegen.stored_program(expr)
+    return None if found is None else list(found)
+
+
+def _read_back(expr: str) -> stored.Program | None:
+    """The program of `expr` as a blob stores it and a run reads it back (None: none is stored)."""
+    form = _encoded(expr)
+    if form is None:
+        return None
+    decoded = precompiled._EXPRESSIONS.decode(precompiled._ENCODER.encode(({}, {}, {expr: form})))[2][expr]
+    return stored._read(decoded)
+
+
+@pytest.fixture
+def no_programs() -> Any:
+    """No programs remembered before or after the test (a catalog decoded in this process remembers its own)."""
+    stored.forget()
+    yield
+    stored.forget()
+
+
+def test_most_expressions_that_are_not_plain_paths_have_a_stored_program() -> None:
+    not_plain = {
+        expr
+        for karta in DEFINITIONS
+        for expr in _expressions(karta)
+        if engine.compile_expression(expr).fast is None and engine.compile_expression(expr).compiled is not None
+    }
+    programs = {expr for expr in not_plain if _encoded(expr) is not None}
+    assert len(not_plain) > 200
+    assert len(programs) > 0.75 * len(not_plain), (len(programs), len(not_plain))
+
+
+@pytest.mark.parametrize("karta", DEFINITIONS, ids=[karta.name for karta in DEFINITIONS])
+def test_a_stored_program_answers_as_the_current_path_or_hands_the_expression_back(karta: Karta) -> None:
+    programs = {expr: _read_back(expr) for expr in _expressions(karta) if engine.compile_expression(expr).fast is None}
+    answered = 0
+    for _name, obj in OBJECTS:
+        for expr, program in programs.items():
+            if program is None:
+                continue
+            got = program(copy.deepcopy(obj), {})
+            if got is BAIL:
+                continue
+            answered += 1
+            expected = Document(copy.deepcopy(obj)).evaluate_many([expr])[0]
+            assert not isinstance(expected, JqError), expr  # a program never answers where the engine fails
+            assert _strict(got) == _strict(expected), expr
+    if any(program is not None for program in programs.values()):
+        assert answered > 0  # on some object every such definition's programs answer themselves
+
+
+def test_the_first_batch_of_a_definition_runs_its_stored_programs(no_programs: None) -> None:
+    expr = "if .spec.a == null then 0 else (.spec.a.replicas // 1) end"
+    form = _encoded(expr)
+    assert form is not None
+    stored.remember({expr: form})
+    batch = (".metadata.name", expr, ".spec.missing | length")
+    obj = {"metadata": {"name": "x"}, "spec": {"a": {"replicas": 3}}}
+    assert generated._seen.get(batch, 0) == 0  # not worth generating yet: the stored program answers
+    assert generated.evaluate_batch(Document(obj), batch) == [["x"], [3], [0]]
+    assert stored._loaded[expr] is not None
+    # where it bails (a float the normalised form may read otherwise), the current path gives its own answer
+    for other in ({"spec": {"a": {"replicas": 2.0}}}, {"spec": {"a": "text"}}):
+        program = stored._loaded[expr]
+        assert program is not None and program(copy.deepcopy(other), {}) is BAIL
+        generated._seen.pop(batch, None)
+        got = generated.evaluate_batch(Document(copy.deepcopy(other)), batch)
+        assert _strict(got) == _strict(Document(other).evaluate_many(batch))
+    assert isinstance(got[1], JqError)  # the engine's error for a string's `.replicas`, as without the program
+    generated._seen.pop(batch, None)
+
+
+def test_stored_programs_never_run_under_a_worker_policy(no_programs: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    expr = ".spec.a != true"
+    form = _encoded(expr)
+    assert form is not None
+    stored.remember({expr: form})
+    ran: list[str] = []
+    monkeypatch.setattr(stored, "programs", lambda exprs: ran.append("asked") or None)
+    monkeypatch.setattr(generated, "stored_programs", stored.programs)
+    document = Document({"spec": {"a": True}}, policy=EvaluationPolicy(mode="worker"))
+    assert generated.evaluate_batch(document, (expr,)) == [[False]]
+    assert ran == []
+
+
+def _good() -> list[Any]:
+    form = _encoded(".spec.a != true")
+    assert form is not None
+    return form
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        None,
+        "text",
+        [b"\x00\x01"],
+        [b"not marshal at all", {}],
+        [marshal.dumps(("a", "tuple")), {}],
+        [marshal.dumps(compile("x = 1", "<jq stored>", "exec")), {}],  # no f0
+        [marshal.dumps(compile("f0 = len", "<jq stored>", "exec")), {}],  # not a function of its own
+        [marshal.dumps(compile("raise ValueError", "<jq stored>", "exec")), {}],
+        "truncated",
+        "constants",
+        "constant names",
+        "a runtime name",
+    ],
+)
+def test_a_damaged_stored_form_reads_back_as_no_program(damaged: Any) -> None:
+    good = _good()
+    if damaged == "truncated":
+        damaged = [good[0][: len(good[0]) // 2], good[1]]
+    elif damaged == "constants":
+        damaged = [good[0], {name: [value] for name, value in good[1].items()} or {"K1": [1]}]
+    elif damaged == "constant names":
+        damaged = [good[0], {"__builtins__": {}, **good[1]}]
+    elif damaged == "a runtime name":
+        damaged = [good[0], {"KEY": 1, **good[1]}]
+    assert stored._read(damaged) is None
+    assert stored._read(good) is not None
+
+
+def test_an_expression_whose_program_is_damaged_runs_as_without_it(no_programs: None) -> None:
+    expr = ".spec.a != true"
+    stored.remember({expr: [b"damaged", {}]})
+    assert stored.programs([expr]) is None  # read back as none: the batch goes to evaluate_many whole
+    assert generated.evaluate_batch(Document({"spec": {"a": 1}}), (expr,)) == [[True]]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {"WMAP_CACHE_DIR": str(tmp_path / "cache")}
+
+
+def _decode_pytorchjob(env: dict[str, str]) -> None:
+    files = registry._builtin_files()
+    definitions = precompiled.load_definitions(files, registry._parse_builtin, env)
+    position = next(i for i, (name, _gvk) in enumerate(definitions.heads) if name == "kubeflow-org-pytorchjob-v1")
+    definitions.karta(position)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="user ids are what the blob's trust is judged by")
+def test_the_blob_hands_its_programs_over_only_when_no_one_else_can_write_it(
+    env: dict[str, str], no_programs: None
+) -> None:
+    files = registry._builtin_files()
+    precompiled.load_definitions(files, registry._parse_builtin, env)  # builds the blob
+    stored.forget()
+    _decode_pytorchjob(env)
+    remembered = dict(stored._stored)
+    assert len(remembered) >= 3  # its replica counts and its suspend test are not plain paths
+    assert all(stored._read(form) is not None for form in remembered.values())
+    (blob,) = (Path(env["WMAP_CACHE_DIR"]) / "catalog").glob("*.msgpack")
+    for mode in (0o620, 0o602, 0o666):
+        blob.chmod(mode)
+        stored.forget()
+        _decode_pytorchjob(env)  # its data is still read: the definition decodes from the blob
+        assert stored._stored == {}, oct(mode)
+    blob.chmod(0o600)
+    stored.forget()
+    _decode_pytorchjob(env)
+    assert stored._stored == remembered
+
+
+def test_the_key_covers_the_interpreters_bytecode(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = registry._builtin_files()
+    before = precompiled.catalog_key(files)
+    monkeypatch.setattr(precompiled, "MAGIC_NUMBER", b"\x00\x00\r\n")
+    assert precompiled.catalog_key(files) != before
+
+
+def test_without_the_validators_stamp_the_programs_modules_are_stamped() -> None:
+    stamp = precompiled.analysis_stamp(None)
+    program = stored.program_stamp()
+    assert stamp is not None and program is not None and program in stamp
+    assert b"jq/codegen.py:" in program and b"jq/runtime.py:" in program
