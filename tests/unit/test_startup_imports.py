@@ -63,6 +63,8 @@ NOT_IN_DESCRIBE = (
     "workload_map.resolve.tree",  # Workload.tree(): a view never needs it
     "workload_map.jq.writeback",  # Workload.update() and suspend/resume: a describe writes nothing
     "workload_map.resources.human",  # human-readable amounts are for tables and trees, not -o json
+    "workload_map.resolve.references",  # the definition has no references annotation (cli.pipeline)
+    "workload_map.model.references",
     # no dataclass on the path (msgspec Structs, or jq.policy's slotted class): `dataclasses` imports `inspect`
     "dataclasses",
     "inspect",

@@ -29,19 +29,14 @@ import msgspec
 from workload_map.cli.errors import CLIError
 from workload_map.cli.manifests import Manifest
 from workload_map.jq import EvaluationPolicy
+from workload_map.model.extensions import REFERENCES
 from workload_map.resolve import Resolution, ResolveError, Workload
-from workload_map.resolve.references import (
-    ObjectReference,
-    follow,
-    needs_references,
-    references_of,
-    without_reference,
-)
 
 if TYPE_CHECKING:
     from workload_map.catalog import DefinitionRegistry
     from workload_map.cluster import LiveWorkload
     from workload_map.model import Karta
+    from workload_map.resolve.references import ObjectReference
 
     # The jq policy of a definition, by its name and origin (`cli.jqmode.definition_policy`). For annotations only:
     # subscripting Callable costs ~0.12 M instructions at import, on every describe's path (issue 19).
@@ -121,7 +116,9 @@ def resolve_object(
     command, or the command's jq budget is spent: `cli.jqmode`)."""
     _admit(policy)
     notes: tuple[str, ...] = ()
-    if related is not None and needs_references(karta):
+    if related is not None and _needs_references(karta):
+        from workload_map.resolve.references import follow
+
         followed = follow(karta, obj, related, policy=policy)
         from_json = from_json and followed.object is obj  # a new object from the references: checked as any
         obj = followed.object
@@ -146,7 +143,22 @@ def _admit(policy: EvaluationPolicy) -> None:
         admit()  # raises a ResolveError (cli.jqmode.NotEvaluated)
 
 
+def _needs_references(karta: Karta) -> bool:
+    """`resolve.references.needs_references`, asked only of a definition with the references annotation: a
+    describe of a workload whose definition has none never imports the references modules (~1.4 million
+    instructions; issue 19: start-up)."""
+    metadata = karta.metadata
+    annotations = metadata.annotations if metadata is not None else None
+    if not annotations or REFERENCES not in annotations:
+        return False
+    from workload_map.resolve.references import needs_references
+
+    return needs_references(karta)
+
+
 def _missing_note(karta: Karta, reference: ObjectReference, where: str | None) -> str:
+    from workload_map.resolve.references import without_reference  # a definition with references (see above)
+
     what = f"reference {reference.name}: {reference.describe()}"
     return f"{what} {where}: {without_reference(karta, reference)}"
 
@@ -230,8 +242,10 @@ def _referenced(
         if not manifest.has_type or not isinstance(manifest.value, Mapping):
             continue
         chosen = registry.for_object(manifest.value)
-        if chosen is None or not needs_references(chosen.karta):
+        if chosen is None or not _needs_references(chosen.karta):
             continue
+        from workload_map.resolve.references import references_of
+
         try:
             wanted, _ = references_of(chosen.karta, manifest.value, policy=policy_for(chosen.karta.name, chosen.origin))
         except ResolveError:

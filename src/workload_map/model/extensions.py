@@ -49,6 +49,7 @@ __all__ = [
     "COPIES",
     "DISPLAY_NAMES",
     "GROUPS",
+    "REFERENCES",
     "RESOURCES_SHAPE",
     "RESOURCES_SHAPE_LIST",
     "RESOURCE_ALIASES",
@@ -64,6 +65,9 @@ __all__ = [
     "resource_alias_problems",
     "resource_aliases",
 ]
+
+REFERENCES: Final = "workloadmap.io/references"
+"""The annotation of a definition's cross-object references (read by `model.references`)."""
 
 RESOURCE_ALIASES: Final = "workloadmap.io/resource-aliases"
 RESOURCES_SHAPE: Final = "workloadmap.io/resources-shape"

@@ -33,6 +33,7 @@ from typing import Any, Final
 import msgspec
 
 from workload_map.model import yaml_subset
+from workload_map.model.extensions import REFERENCES
 
 __all__ = [
     "MAX_REFERENCES",
@@ -44,8 +45,6 @@ __all__ = [
     "reference_rules",
 ]
 
-REFERENCES: Final = "workloadmap.io/references"
-"""The annotation."""
 
 REFERENCES_KEY: Final = "workloadmap.io/references"
 """The top-level key of the workload under which the followed objects' content is offered to the expressions."""
