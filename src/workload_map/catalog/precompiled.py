@@ -319,7 +319,8 @@ def load_definitions(
         valid = () if check is None else tuple(bool(ok) for ok in check(kartas))
         parsed = () if parser is None else tuple(expression_trees((karta,)) for karta in kartas)
         known = tuple(expression_facts(found) for found in parsed)
-        programs = tuple(expression_programs(found) for found in parsed)
+        made: dict[str, list[Any] | None] = {}  # an expression several definitions share is generated once
+        programs = tuple(expression_programs(found, made) for found in parsed)
         try:
             bodies = [_ENCODER.encode(_stored(karta)) for karta in kartas]
         except TypeError:  # pragma: no cover - a value of a type the stored form has no place for: no blob
@@ -582,18 +583,21 @@ def expression_facts(found: Mapping[str, bytes]) -> dict[str, facts.Stored]:
     return stored
 
 
-def expression_programs(found: Mapping[str, bytes]) -> dict[str, Any]:
-    """The stored programs (`jq.stored`) of the expressions whose trees are stored and that are not plain paths
-    (those have the fast path, which is cheaper still), as this package's generator makes them."""
+def expression_programs(found: Mapping[str, bytes], made: dict[str, list[Any] | None] | None = None) -> dict[str, Any]:
+    """The stored programs (`jq.stored`) of the expressions whose trees are stored, as this package's generator
+    makes them (plain paths too: a batch whose every expression has one runs without the fast path's set-up);
+    `made`: the programs made so far for other definitions (text -> stored form, None: not generated)."""
     from workload_map.jq.codegen import stored_program  # only when a blob is built
-    from workload_map.jq.engine import compile_expression
 
+    made = {} if made is None else made
     programs: dict[str, Any] = {}
     for expression in found:
-        if compile_expression(expression).fast is None:
+        if expression not in made:
             program = stored_program(expression)
-            if program is not None:
-                programs[expression] = list(program)
+            made[expression] = None if program is None else list(program)
+        stored_form = made[expression]
+        if stored_form is not None:
+            programs[expression] = stored_form
     return programs
 
 

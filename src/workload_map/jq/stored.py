@@ -1,5 +1,5 @@
-"""Generated programs kept from an earlier process: for each expression of the built-in catalog that is not a plain
-path, the function `jq.codegen` generates for it alone, compiled, marshalled and stored with the catalog's blob
+"""Generated programs kept from an earlier process: for each expression of the built-in catalog that the generator
+covers, the function `jq.codegen` generates for it alone, compiled, marshalled and stored with the catalog's blob
 (`workload_map.catalog.precompiled`), and handed here when its definition is decoded.
 
 `jq.generated.evaluate_batch` runs them on the first objects of a definition, before a batch is worth generating
