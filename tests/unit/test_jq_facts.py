@@ -97,6 +97,14 @@ def test_the_stored_form_reads_back_through_msgpack() -> None:
     facts.remember({".x": stored, ".y": msgspec.msgpack.decode(msgspec.msgpack.encode(facts.stored(None, False)))})
     assert facts.roots(".x") == (found,) and facts.nests(".x") is True
     assert facts.roots(".y") == (None,) and facts.nests(".y") is False
+    assert facts.plain(".x") is None and facts.plain(".y") is None  # not told: the fast path is asked
+    told = msgspec.msgpack.decode(msgspec.msgpack.encode(facts.stored(found, False, True)))
+    facts.remember({".z": told, ".w": [None, False, "yes"]})
+    assert facts.plain(".z") is True and facts.roots(".z") == (found,) and facts.nests(".z") is False
+    assert facts.plain(".w") is None and facts.roots(".w") is None  # a third element that is not a boolean
+    # the run that builds the blob remembers the tuples `stored` makes, before any msgpack round trip
+    facts.remember({".t": facts.stored(found, True, False)})
+    assert facts.roots(".t") == (found,) and facts.nests(".t") is True and facts.plain(".t") is False
 
 
 def test_the_key_covers_the_modules_that_decide_trees_and_facts() -> None:

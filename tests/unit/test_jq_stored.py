@@ -11,6 +11,7 @@ the user's own and writable by no one else; and the blob's key covers the interp
 from __future__ import annotations
 
 import copy
+import functools
 import marshal
 import os
 from pathlib import Path
@@ -20,9 +21,13 @@ import pytest
 
 from tests.unit.test_codegen import OBJECTS, _strict
 from workload_map.catalog import builtin_definitions, precompiled, registry
-from workload_map.jq import Document, EvaluationPolicy, JqError, codegen, engine, generated, stored
+from workload_map.jq import Document, EvaluationPolicy, JqError, codegen, engine, facts, generated, stored
+from workload_map.jq.errors import NotPlainError
+from workload_map.jq.fastpath import compile_fast_raw
 from workload_map.jq.finish import BAIL
-from workload_map.model import Karta, jq_fields
+from workload_map.model import Karta, StatusDefinition, StatusMatcher, jq_fields
+from workload_map.resolve import reasons, snapshot
+from workload_map.resolve.structure import structure_of
 
 DEFINITIONS: list[Karta] = builtin_definitions()
 
@@ -47,11 +52,18 @@ def _read_back(expr: str) -> stored.Program | None:
 
 
 @pytest.fixture
-def no_programs() -> Any:
-    """No programs remembered before or after the test (a catalog decoded in this process remembers its own)."""
-    stored.forget()
-    yield
-    stored.forget()
+def no_programs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No programs remembered during the test (those the catalog decoded in this process remembered are back
+    after it)."""
+    monkeypatch.setattr(stored, "_stored", {})
+    monkeypatch.setattr(stored, "_loaded", {})
+
+
+@pytest.fixture
+def no_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No facts remembered during the test (as `no_programs`)."""
+    monkeypatch.setattr(facts, "_stored", {})
+    monkeypatch.setattr(facts, "_read_back", {})
 
 
 def test_most_catalog_expressions_have_a_stored_program() -> None:
@@ -207,3 +219,91 @@ def test_without_the_validators_stamp_the_programs_modules_are_stamped() -> None
     program = stored.program_stamp()
     assert stamp is not None and program is not None and program in stamp
     assert b"jq/codegen.py:" in program and b"jq/runtime.py:" in program
+
+
+# --- the jq front end left out: facts and in-place reads that stand in for it ------------------------------------
+
+
+def _object_paths() -> list[str]:
+    return sorted({path for karta in DEFINITIONS for path in structure_of(karta).in_place})
+
+
+def test_the_stored_plain_fact_is_the_fast_paths_own_answer() -> None:
+    expressions = {expr for karta in DEFINITIONS for expr in _expressions(karta)}
+    found = {expr: engine.expression_facts(expr) for expr in expressions}
+    told = {expr: fact[2] for expr, fact in found.items() if fact is not None and len(fact) == 3}
+    assert len(told) == sum(fact is not None for fact in found.values()) > 500
+    assert all(plain == (compile_fast_raw(expr) is not None) for expr, plain in told.items())
+    assert sum(told.values()) > 100 and not all(told.values())
+
+
+def test_a_catalog_object_path_read_in_place_by_its_program_is_what_the_fast_path_reads() -> None:
+    paths = _object_paths()
+    assert len(paths) > 30
+    answered = 0
+    for path in paths:
+        program = _read_back(path)
+        raw = compile_fast_raw(path)
+        assert raw is not None, path  # in place only where the fast path reads in place
+        if program is None:
+            continue
+        for _name, obj in OBJECTS:
+            try:
+                expected: Any = raw(obj)
+            except (JqError, NotPlainError) as error:
+                expected = error
+            try:
+                got: Any = snapshot._read_by_program(program, obj)
+            except NotPlainError:
+                continue  # bailed: the snapshot evaluates it the current way, as for the fast path's refusal
+            answered += 1
+            assert not isinstance(expected, BaseException), path  # it never answers where the fast path cannot
+            # the very objects of the caller's dict, not copies
+            assert len(got) == len(expected) and all(a is b or a == b for a, b in zip(got, expected, strict=True))
+            assert all(a is b for a, b in zip(got, expected, strict=True) if isinstance(a, (dict, list)))
+    assert answered > 1000
+
+
+def test_the_snapshot_reads_a_catalog_path_in_place_by_its_program(no_programs: None, no_facts: None) -> None:
+    path = ".spec.template"
+    form = _encoded(path)
+    assert form is not None
+    stored.remember({path: form})
+    facts.remember({path: [[["spec", "template"]], False, True]})
+    read = snapshot._in_place_reader(path)
+    assert isinstance(read, functools.partial) and read.func is snapshot._read_by_program
+    template = {"spec": {"containers": []}}
+    assert read({"spec": {"template": template}})[0] is template
+    with pytest.raises(NotPlainError):
+        read({"spec": {"other": 1, 2: "a key that is not a string"}})  # bails: the current path decides
+    facts.remember({".spec.other": [[["spec", "other"]], False, False]})
+    assert snapshot._in_place_reader(".spec.other") is None  # the catalog says it is not read in place
+    # no fact: the fast path's own reader
+    assert snapshot._in_place_reader(".spec.third") is compile_fast_raw(".spec.third") is not None
+
+
+def test_a_reasons_field_reads_from_the_stored_fact_are_those_of_the_analysis() -> None:
+    expressions = sorted(
+        {
+            matcher.by_expression.expression
+            for karta in DEFINITIONS
+            for component in karta.components
+            if component.status_definition is not None
+            for matcher in _matchers(component.status_definition)
+            if matcher.by_expression is not None
+        }
+    )
+    assert len(expressions) > 20
+    from_facts = {}
+    for expr in expressions:
+        assert facts.roots(expr) is not None, expr  # the catalog decoded in this process remembered them
+        from_facts[expr] = reasons.field_reads.__wrapped__(expr)
+    with pytest.MonkeyPatch.context() as patched:  # no fact: the read analysis of the parsed tree
+        patched.setattr(facts, "_stored", {})
+        patched.setattr(facts, "_read_back", {})
+        assert {expr: reasons.field_reads.__wrapped__(expr) for expr in expressions} == from_facts
+    assert any(from_facts.values())
+
+
+def _matchers(definition: StatusDefinition) -> list[StatusMatcher]:
+    return [matcher for _status, found in definition.status_mappings.entries() for matcher in found or ()]

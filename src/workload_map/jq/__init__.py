@@ -26,10 +26,10 @@ from workload_map.jq.errors import (
     JqRuntimeError,
     UnsafeExpressionError,
 )
-from workload_map.jq.parser import parse
 from workload_map.jq.policy import INPROCESS, EvaluationPolicy, StopRecorder
 
 if TYPE_CHECKING:
+    from workload_map.jq.parser import parse
     from workload_map.jq.safety import check_safety, require_safe
 
 __all__ = [
@@ -55,6 +55,12 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    # the parser (with the syntax tree's classes) comes with the first expression parsed: a describe of a catalog
+    # workload parses none (issue 19: start-up)
+    if name == "parse":
+        from workload_map.jq.parser import parse
+
+        return parse
     # the static safety check is the validator's (and callers'): evaluating never needs it (issue 19: start-up)
     if name in ("check_safety", "require_safe"):
         from workload_map.jq import safety

@@ -30,11 +30,10 @@ from typing import Any, TypeVar
 import msgspec
 
 from workload_map.errors import ArgumentTypeError
-from workload_map.jq import convert, engine, fastpath
+from workload_map.jq import convert, engine
 from workload_map.jq.convert import Roots
 from workload_map.jq.engine import MAX_RESULTS, Kind
-from workload_map.jq.errors import InProcessStopError, JqError, JqRuntimeError
-from workload_map.jq.fastpath import compile_fast_paths
+from workload_map.jq.errors import InProcessStopError, JqError, JqRuntimeError, NotPlainError
 from workload_map.jq.policy import INPROCESS, EvaluationPolicy
 
 __all__ = ["Batch", "Document", "Steps", "assign", "assign_each", "evaluate", "paths"]
@@ -184,12 +183,12 @@ class Document:
         as the int the normalised tree holds); None when it must run on the normalised tree instead: an output is
         a container or a value of no JSON type, the object may read differently normalised there
         (`NotPlainError`), or the path fails (so the error shows the normalised values)."""
-        raw = fastpath.compile_fast_raw(info.expression)
+        raw = info.raw
         if raw is None:
             return None
         try:
             outputs = raw(self.obj)
-        except (JqError, fastpath.NotPlainError):
+        except (JqError, NotPlainError):
             return None
         if len(outputs) >= max_results:
             return engine.limit_error(info.expression, max_results)
@@ -217,7 +216,11 @@ class Document:
         result: list[list[Any]] | JqError | None = None
         if self.policy.stops is not None:
             result = self.policy.refusal(expr)
-        finder = compile_fast_paths(expr) if result is None else None
+        finder = None
+        if result is None:
+            from workload_map.jq.fastpath import compile_fast_paths  # the front end: imported with the first use
+
+            finder = compile_fast_paths(expr)
         if finder is not None:  # plain paths: in Python, on the normalised tree libjq's text is made from
             try:
                 result = finder(self._tree(roots))

@@ -34,11 +34,9 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import msgspec
 
 from workload_map._regex import LazyPattern
-from workload_map.jq import facts, fastpath, parser
-from workload_map.jq.ast import Node
+from workload_map.jq import facts
 from workload_map.jq.convert import Roots, roots_key
 from workload_map.jq.errors import JqCompileError, JqError, JqLimitError, JqParseError, JqRuntimeError
-from workload_map.jq.reads import reads
 
 __all__ = [
     "MAX_RESULTS",
@@ -56,6 +54,7 @@ MAX_RESULTS: Final = 1000
 Kind = Literal["values", "paths"]
 if TYPE_CHECKING:  # annotations only (a `Callable[...]` alias is ~0.1 million instructions at import; issue 19)
     from workload_map.jq import compiler
+    from workload_map.jq.ast import Node
 
     FastEvaluator = Callable[[Any], list[Any]]
 
@@ -68,7 +67,8 @@ class Compiled(msgspec.Struct, frozen=True):
     `fast` is a pure-Python evaluator for plain paths (None: libjq runs it); `compiled` the expression compiled to
     Python closures (`compiler.compile_closure`; None: not covered), used in process; `roots` the key paths it can
     read (None: the whole object); `combinable`: it parses as one complete query without comments, so it may share
-    one libjq program with other expressions.
+    one libjq program with other expressions; `raw` the fast path's evaluator for the caller's object as it stands
+    (`fastpath.compile_fast_raw`; None: not a plain path, or not one it reads in place).
     """
 
     expression: str
@@ -76,11 +76,17 @@ class Compiled(msgspec.Struct, frozen=True):
     roots: Roots | None
     combinable: bool
     compiled: compiler.Closure | None = None
+    raw: FastEvaluator | None = None
 
 
 def _static(expr: str) -> tuple[FastEvaluator | None, Roots | None, bool]:
     """The fast path, the parts of the input `expr` can read, and whether it parses as one complete query
     (then it can be wrapped into a combined program without compiling it alone first)."""
+    # the jq front end (parser, fast path, read analysis: with the syntax tree's classes, ~7 million instructions)
+    # is imported by the first expression compiled: a describe of a catalog workload runs its stored programs
+    # (`jq.stored`) and compiles none (issue 19: start-up)
+    from workload_map.jq import fastpath, parser
+
     fast = fastpath.compile_fast(expr)
     try:
         tree = parser.parse(expr)
@@ -91,6 +97,8 @@ def _static(expr: str) -> tuple[FastEvaluator | None, Roots | None, bool]:
 
 
 def _roots_of(tree: Node) -> Roots | None:
+    from workload_map.jq.reads import reads
+
     try:
         return roots_key(reads(tree))
     except (JqError, RecursionError):
@@ -100,28 +108,34 @@ def _roots_of(tree: Node) -> Roots | None:
 def expression_facts(expr: str) -> facts.Stored | None:
     """What `jq.facts` keeps of `expr` (its roots, whether it builds nesting), worked out from its tree as a run
     works them out; None when it does not parse or an analysis gives up on it (then nothing is kept)."""
-    from workload_map.jq import compiler  # only when a catalog blob is built
+    from workload_map.jq import compiler, parser  # only when a catalog blob is built
 
     try:
         tree = parser.parse(expr)
         builds_nesting = compiler.builds_nesting(tree)
     except (JqError, RecursionError):
         return None
-    return facts.stored(_roots_of(tree), builds_nesting)
+    from workload_map.jq.fastpath import compile_fast_raw
+
+    return facts.stored(_roots_of(tree), builds_nesting, compile_fast_raw(expr) is not None)
 
 
 @functools.lru_cache(maxsize=_PROGRAM_CACHE_SIZE)
 def compile_expression(expr: str) -> Compiled:
     """The cached static facts of `expr` (no libjq compile: that happens where the expression runs)."""
     fast, roots, parses = _static(expr)
-    compiled = None
-    if fast is None and parses:
+    compiled = raw = None
+    if fast is not None:
+        from workload_map.jq.fastpath import compile_fast_raw  # loaded by `_static`
+
+        raw = compile_fast_raw(expr)
+    elif parses:
         # imported by the first expression that is neither a plain path nor answered by a stored program
         # (`jq.stored`): a `describe -f` of a catalog workload never imports the compiler (issue 19: start-up)
         from workload_map.jq import compiler
 
         compiled = compiler.compile_closure(expr)
-    return Compiled(expr, fast, roots, combinable=parses and "#" not in expr, compiled=compiled)
+    return Compiled(expr, fast, roots, combinable=parses and "#" not in expr, compiled=compiled, raw=raw)
 
 
 # --------------------------------------------------------------------------------------------------- libjq

@@ -67,3 +67,10 @@ class InProcessStopError(JqLimitError):
 
     A stop, as the worker's deadline and memory cap are (the Document appends it to its policy's `stops`), and not
     an ordinary jq error such as the output cap."""
+
+
+class NotPlainError(WorkloadMapError):
+    """A raw evaluation (`fastpath.compile_fast_raw`, or a stored program read in place) met a value its normalised
+    form may read differently: a key that is not a string, a NaN or an infinity, a tuple, a set, a timestamp or
+    another non-JSON value where the path looks at it. The caller evaluates on the normalised tree instead
+    (`convert.normalize`)."""

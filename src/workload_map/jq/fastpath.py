@@ -43,7 +43,7 @@ from workload_map.jq.ast import (
     Pipe,
     String,
 )
-from workload_map.jq.errors import JqError, JqRuntimeError
+from workload_map.jq.errors import JqError, JqRuntimeError, NotPlainError
 from workload_map.jq.parser import parse
 
 __all__ = ["NotPlainError", "compile_fast", "compile_fast_paths", "compile_fast_raw"]
@@ -59,12 +59,6 @@ _SAFE_INT: Final = 2**53
 
 class _UnsupportedError(WorkloadMapError):
     """The tree is outside the fast-path subset."""
-
-
-class NotPlainError(WorkloadMapError):
-    """A raw evaluation (`compile_fast_raw`) met a value its normalised form may read differently: a key that is
-    not a string, a NaN or an infinity, a tuple, a set, a timestamp or another non-JSON value where the path looks
-    at it. The caller evaluates on the normalised tree instead (`convert.normalize`)."""
 
 
 _PLAIN_TYPES: Final = frozenset({str, int, bool, type(None), dict, list, float})

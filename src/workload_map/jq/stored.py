@@ -29,10 +29,11 @@ from typing import Any, Final
 from workload_map.jq.runtime import GLOBALS
 from workload_map.jq.trees import module_stamp
 
-__all__ = ["Program", "forget", "program_stamp", "programs", "remember"]
+__all__ = ["Program", "forget", "program", "program_stamp", "programs", "remember"]
 
-Program = Callable[[Any, dict[int, Any]], Any]
-"""`f(obj, memo)`: the expression's outputs on `obj` read in place, or `BAIL` (as `codegen`'s functions)."""
+Program = Callable[..., Any]
+"""`f(obj, memo, finish=jq.finish.finish)`: the expression's outputs on `obj` read in place, or `BAIL` (as
+`codegen`'s functions; `finish` is what outputs holding containers go through)."""
 
 _stored: dict[str, Any] = {}  # text -> stored form, not read yet
 _loaded: dict[str, Program | None] = {}
@@ -50,18 +51,18 @@ def remember(found: Mapping[str, Any]) -> None:
     _stored.update(found)
 
 
+def program(expr: str) -> Program | None:
+    """The stored program of `expr`, or None."""
+    found = _loaded.get(expr)
+    if found is None and expr in _stored:
+        found = _loaded[expr] = _read(_stored.pop(expr))
+    return found
+
+
 def programs(exprs: Sequence[str]) -> list[Program | None] | None:
     """The stored program of each of `exprs` (None where there is none); None when none of them has one."""
-    found: list[Program | None] = []
-    any_found = False
-    for expr in exprs:
-        program = _loaded.get(expr)
-        if program is None and expr in _stored:
-            program = _loaded[expr] = _read(_stored.pop(expr))
-        if program is not None:
-            any_found = True
-        found.append(program)
-    return found if any_found else None
+    found = [program(expr) for expr in exprs]
+    return None if all(each is None for each in found) else found
 
 
 def _read(stored: Any) -> Program | None:

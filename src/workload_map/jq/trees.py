@@ -17,18 +17,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from workload_map.jq import ast
-from workload_map.jq.ast import Node
+if TYPE_CHECKING:
+    from workload_map.jq.ast import Node
 
-_CLASSES: Final[dict[str, type]] = {
-    name: value
-    for name in ast.__all__
-    if isinstance(value := getattr(ast, name), type) and issubclass(value, msgspec.Struct)
-}
+# the node classes by name, made with the first tree decoded: a run that decodes none (a describe of a catalog
+# workload runs its stored programs, `jq.stored`) never imports the syntax tree's classes (issue 19: start-up)
+_CLASSES: dict[str, type] = {}
 _TUPLE: Final = 0
 # the modules whose code decides what tree a text parses to (and the node classes' fields)
 _PARSER_MODULES: Final = ("ast.py", "fold.py", "grammar.py", "lexer.py", "parser.py", "trees.py")
@@ -47,6 +45,8 @@ def encode(tree: Node) -> bytes | None:
 
 
 def _plain(value: Any) -> Any:
+    from workload_map.jq import ast  # only when a blob is built
+
     if isinstance(value, tuple):
         return [_TUPLE, *(_plain(item) for item in value)]
     if ast.is_node(value):
@@ -56,6 +56,14 @@ def _plain(value: Any) -> Any:
 
 def decode(data: bytes) -> Node | None:
     """The tree `encode` gave these bytes; None when they are not such a tree."""
+    from workload_map.jq import ast
+
+    if not _CLASSES:
+        _CLASSES.update(
+            (name, value)
+            for name in ast.__all__
+            if isinstance(value := getattr(ast, name), type) and issubclass(value, msgspec.Struct)
+        )
     try:
         tree = _build(msgspec.msgpack.decode(data))
     except (msgspec.DecodeError, KeyError, TypeError, ValueError, IndexError):

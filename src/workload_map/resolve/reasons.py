@@ -9,11 +9,11 @@ evaluates in one combined call) take them from here.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import Final
 
-from workload_map.jq import JqError, parse
-from workload_map.jq.reads import reads
+from workload_map.jq import JqError, facts
 from workload_map.model import StatusDefinition
 
 __all__ = ["MESSAGE_EXPRESSION", "NO_STATUS_EXPRESSION", "field_reads", "reason_expressions"]
@@ -30,10 +30,18 @@ def field_reads(expression: str) -> tuple[tuple[str, str], ...]:
     (`jobStatus`), a spec or metadata field by its path (`spec.replicas`); a field under one list is read as the
     list of its values (`replicatedJobsStatus[].ready`). Conditions are left out: a reason names them from the
     extracted conditions."""
-    try:
-        patterns = reads(parse(expression))
-    except JqError:
-        return ()
+    known = facts.roots(expression)  # the catalog's stored fact: no parse, no analysis (issue 19: start-up)
+    patterns: AbstractSet[tuple[str | int | None, ...]] | None
+    if known is not None:
+        patterns = known[0]
+    else:
+        from workload_map.jq import parse
+        from workload_map.jq.reads import reads
+
+        try:
+            patterns = reads(parse(expression))
+        except JqError:
+            return ()
     if not patterns:
         return ()
     fields = sorted(

@@ -13,13 +13,15 @@ reads), so a caller that reads only the status converts only what the status rea
 
 from __future__ import annotations
 
+import functools
 from _thread import allocate_lock  # what threading.Lock is, without importing threading (issue 19: start-up)
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from workload_map.jq import Document, EvaluationPolicy, JqError
+from workload_map.jq import Document, EvaluationPolicy, JqError, facts, stored
 from workload_map.jq.engine import MAX_RESULTS
-from workload_map.jq.fastpath import NotPlainError, compile_fast_raw
+from workload_map.jq.errors import NotPlainError
+from workload_map.jq.finish import BAIL
 from workload_map.jq.generated import evaluate_batch
 from workload_map.resolve._json import NotJSONError, ReadPart, json_copy, part_shareable, plain_identity, shareable
 from workload_map.resolve.errors import ExtractionError, InvalidObjectError
@@ -233,7 +235,7 @@ class Snapshot:
         policy = self.policy
         if policy.stops is not None and policy.refusal(expr) is not None:
             return None  # `outputs` gives the refusal
-        read = compile_fast_raw(expr)
+        read = _in_place_reader(expr)
         if read is None:
             return None
         try:
@@ -255,3 +257,31 @@ class Snapshot:
 
 
 __all__ = ["Snapshot"]
+
+
+def _in_place_reader(expr: str) -> Callable[[Any], list[Any]] | None:
+    """What reads `expr` on the caller's own object, as `fastpath.compile_fast_raw` does (None: it does not): for a
+    catalog expression the catalog knows to be such a path (`jq.facts.plain`), its stored program (`jq.stored`)
+    with the outputs left as they stand, so a describe of a catalog workload never imports the fast path (issue 19:
+    start-up); the program bails wherever the fast path raises `NotPlainError` or a jq error."""
+    plain = facts.plain(expr)
+    if plain is False:
+        return None
+    program = stored.program(expr) if plain else None
+    if program is not None:
+        return functools.partial(_read_by_program, program)
+    from workload_map.jq.fastpath import compile_fast_raw
+
+    return compile_fast_raw(expr)
+
+
+def _as_they_stand(outputs: list[Any]) -> list[Any]:
+    return outputs
+
+
+def _read_by_program(program: stored.Program, obj: Any) -> list[Any]:
+    found = program(obj, {}, _as_they_stand)
+    if found is BAIL:
+        raise NotPlainError
+    outputs: list[Any] = found
+    return outputs

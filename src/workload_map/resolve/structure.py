@@ -14,10 +14,8 @@ from typing import Final
 
 import msgspec
 
-from workload_map.jq import facts, parser
+from workload_map.jq import facts
 from workload_map.jq.errors import JqError
-from workload_map.jq.fastpath import compile_fast_raw
-from workload_map.jq.reads import reads
 from workload_map.model import ComponentDefinition, Karta
 from workload_map.model.extensions import ResourceAliases, resource_aliases
 from workload_map.resolve._json import ReadPart, read_part
@@ -132,7 +130,7 @@ def _build(karta: Karta) -> Structure:
     status = tuple(dict.fromkeys(expr for component in karta.components for expr in _status_expressions(component)))
     objects = {path for component in karta.components for path in _object_paths(component)}
     others = {expr for component in karta.components for expr in _expressions(component, objects=False)}
-    in_place = frozenset(path for path in objects if path not in others and compile_fast_raw(path) is not None)
+    in_place = frozenset(path for path in objects if path not in others and _plain(path))
     shape = tuple(expr for expr in expressions if expr not in status and expr not in in_place)
     return Structure(
         karta=karta,
@@ -175,12 +173,26 @@ def status_reads(structure: Structure) -> StatusReads:
     return found[0]
 
 
+def _plain(path: str) -> bool:
+    """Whether the fast path reads `path` on the caller's object in place (`fastpath.compile_fast_raw`): the
+    catalog's stored fact (`jq.facts.plain`), else the fast path's own answer."""
+    known = facts.plain(path)
+    if known is not None:
+        return known
+    from workload_map.jq.fastpath import compile_fast_raw  # the front end: for a path no stored fact covers
+
+    return compile_fast_raw(path) is not None
+
+
 def _roots(expr: str) -> frozenset[tuple[str | int | None, ...]] | None:
     """What `expr` reads, as the jq engine prunes its input by (`engine.compile_expression(expr).roots`: the
     catalog's stored fact, else `reads` of its tree); None: anything (or it does not parse)."""
     known = facts.roots(expr)
     if known is not None:
         return known[0]
+    from workload_map.jq import parser  # the front end: for an expression no stored fact covers
+    from workload_map.jq.reads import reads
+
     try:
         found = reads(parser.parse(expr))
     except (JqError, RecursionError):
