@@ -81,8 +81,8 @@ def _everything(karta: Karta, obj: Any, *, from_json: bool = True) -> Any:
 def _as_before(karta: Karta, obj: Any, monkeypatch: pytest.MonkeyPatch, *, from_json: bool = True) -> Any:
     """`_everything` with no path read in place: every object path in its group, normalised when evaluated."""
     with monkeypatch.context() as patched:
-        patched.setattr(structure, "compile_fast_raw", lambda expr: None)
-        patched.setattr(snapshot, "compile_fast_raw", lambda expr: None)
+        patched.setattr(structure, "_plain", lambda expr: False)
+        patched.setattr(snapshot, "_in_place_reader", lambda expr: None)
         patched.setattr(structure, "_CACHE", type(structure._CACHE)())
         return _everything(karta, obj, from_json=from_json)
 
@@ -372,8 +372,8 @@ def test_a_worker_policy_and_a_refusing_recorder_resolve_as_they_did(monkeypatch
     for policy in (EvaluationPolicy("worker"), EvaluationPolicy(stops=_Refuses(path))):
         got = _with_policy(karta, obj, policy)
         with monkeypatch.context() as patched:
-            patched.setattr(structure, "compile_fast_raw", lambda expr: None)
-            patched.setattr(snapshot, "compile_fast_raw", lambda expr: None)
+            patched.setattr(structure, "_plain", lambda expr: False)
+            patched.setattr(snapshot, "_in_place_reader", lambda expr: None)
             patched.setattr(structure, "_CACHE", type(structure._CACHE)())
             assert got == _with_policy(karta, obj, policy)
     refused = Workload(karta, obj, from_json=True, policy=EvaluationPolicy(stops=_Refuses(path))).resolve()

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from workload_map.jq.document import Document, assign, assign_each, evaluate, paths
-from workload_map.jq.engine import MAX_RESULTS
 from workload_map.jq.errors import (
     JqCompileError,
     JqError,
@@ -27,6 +26,7 @@ from workload_map.jq.errors import (
     UnsafeExpressionError,
 )
 from workload_map.jq.policy import INPROCESS, EvaluationPolicy, StopRecorder
+from workload_map.jq.runtime import MAX_RESULTS
 
 if TYPE_CHECKING:
     from workload_map.jq.parser import parse

@@ -25,16 +25,34 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Generator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from workload_map.errors import ArgumentTypeError
-from workload_map.jq import convert, engine
+from workload_map.jq import convert
 from workload_map.jq.convert import Roots
-from workload_map.jq.engine import MAX_RESULTS, Kind
 from workload_map.jq.errors import InProcessStopError, JqError, JqRuntimeError, NotPlainError
 from workload_map.jq.policy import INPROCESS, EvaluationPolicy
+from workload_map.jq.runtime import MAX_RESULTS
+
+if TYPE_CHECKING:
+    from workload_map.jq import engine
+    from workload_map.jq.engine import Kind
+else:
+
+    class _Engine:
+        """`jq.engine`, imported at the first use of one of its names, when this module's `engine` becomes the
+        module itself: a command whose expressions all run stored programs (`jq.stored`: a describe of a catalog
+        workload) never imports it (~1.1 million instructions; issue 19: start-up)."""
+
+        def __getattr__(self, name: str) -> Any:
+            from workload_map.jq import engine as module
+
+            globals()["engine"] = module
+            return getattr(module, name)
+
+    engine = _Engine()
 
 __all__ = ["Batch", "Document", "Steps", "assign", "assign_each", "evaluate", "paths"]
 

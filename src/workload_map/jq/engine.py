@@ -37,6 +37,7 @@ from workload_map._regex import LazyPattern
 from workload_map.jq import facts
 from workload_map.jq.convert import Roots, roots_key
 from workload_map.jq.errors import JqCompileError, JqError, JqLimitError, JqParseError, JqRuntimeError
+from workload_map.jq.runtime import MAX_RESULTS
 
 __all__ = [
     "MAX_RESULTS",
@@ -48,8 +49,6 @@ __all__ = [
     "run_one",
 ]
 
-MAX_RESULTS: Final = 1000
-"""Outputs per evaluation; reaching it is an error, as upstream (`query results exceed the allowed number 1000`)."""
 
 Kind = Literal["values", "paths"]
 if TYPE_CHECKING:  # annotations only (a `Callable[...]` alias is ~0.1 million instructions at import; issue 19)

@@ -1,5 +1,5 @@
 """What generated jq code (`jq/codegen.py`) calls and reads when it runs: the helpers and constants every program
-gets as its globals (`GLOBALS`), and the step budget of in-process evaluation.
+gets as its globals (`GLOBALS`), the step budget of in-process evaluation and the output cap of every evaluation.
 
 Apart from the generator so that a program generated earlier (one stored with the built-in catalog:
 `jq/stored.py`) runs without the generator, the parser or the closure compiler being imported: those are most of
@@ -14,7 +14,10 @@ from workload_map.jq.finish import BAIL
 from workload_map.jq.finish import Bail as _Bail
 from workload_map.jq.finish import finish as _finish
 
-__all__ = ["GLOBALS", "SAFE", "STEPS", "STEP_BUDGET", "ascii_text"]
+__all__ = ["GLOBALS", "MAX_RESULTS", "SAFE", "STEPS", "STEP_BUDGET", "ascii_text"]
+
+MAX_RESULTS: Final = 1000
+"""Outputs per evaluation; reaching it is an error, as upstream (`query results exceed the allowed number 1000`)."""
 
 STEP_BUDGET: Final = 1_000_000
 """Steps one evaluation by the closures (`jq.compiler`) may take (elements iterated, reduction steps, characters

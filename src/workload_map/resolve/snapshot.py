@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from workload_map.jq import Document, EvaluationPolicy, JqError, facts, stored
-from workload_map.jq.engine import MAX_RESULTS
 from workload_map.jq.errors import NotPlainError
 from workload_map.jq.finish import BAIL
 from workload_map.jq.generated import evaluate_batch
+from workload_map.jq.runtime import MAX_RESULTS
 from workload_map.resolve._json import NotJSONError, ReadPart, json_copy, part_shareable, plain_identity, shareable
 from workload_map.resolve.errors import ExtractionError, InvalidObjectError
 
