@@ -34,3 +34,32 @@ def generated_from_the_first_object() -> Iterator[None]:
         yield
     finally:
         generated.GENERATE_AFTER = before
+
+
+@pytest.fixture
+def raw_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The expressions the fast path's in-place readers (`Compiled.raw`, from `fastpath.compile_fast_raw`) run for,
+    in order, during the test: the engine's cache of compiled expressions is cleared before (so every reader is a
+    counting one) and after (so none outlives the test)."""
+    from typing import Any
+
+    from workload_map.jq import engine, fastpath
+
+    runs: list[str] = []
+    original = fastpath.compile_fast_raw
+
+    def counted(expr: str) -> Any:
+        read = original(expr)
+        if read is None:
+            return None
+
+        def run(value: Any) -> list[Any]:
+            runs.append(expr)
+            return read(value)
+
+        return run
+
+    monkeypatch.setattr(fastpath, "compile_fast_raw", counted)
+    engine.compile_expression.cache_clear()
+    yield runs
+    engine.compile_expression.cache_clear()
