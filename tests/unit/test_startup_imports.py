@@ -44,6 +44,7 @@ NOT_IN_DESCRIBE = (
     "workload_map.jq.parser",
     "workload_map.jq.fastpath",
     "workload_map.jq.reads",
+    "workload_map.jq.engine",  # what compiles an expression, and libjq's side: nothing is compiled
     "workload_map.jq.lexer",
     "workload_map.jq.fold",
     "workload_map.asyncio",
@@ -126,9 +127,10 @@ compiled = sorted(str(key[1])[:60] for key in set(re._cache) - patterns)
 quantity_string = "QuantityString" in vars(sys.modules["workload_map.resources.quantity"])  # made on first use
 catalog = registry._BUILTIN
 decoded = [catalog.decoded, sum(karta is not None for karta in catalog._kartas)]  # from the blob, in all
-engine = sys.modules["workload_map.jq.engine"]
+engine = sys.modules.get("workload_map.jq.engine")  # None: never imported (every expression ran a stored program)
 read_back = sys.modules["workload_map.jq.facts"]._read_back  # the facts asked for, as they were read back
-facts = [engine.compile_expression.cache_info().currsize, len(read_back), sum(f is None for f in read_back.values())]
+analysed = 0 if engine is None else engine.compile_expression.cache_info().currsize
+facts = [analysed, len(read_back), sum(f is None for f in read_back.values())]
 loaded = sys.modules["workload_map.jq.stored"]._loaded  # the stored programs asked for, as they were read back
 programs = [len(loaded), sum(p is None for p in loaded.values())]
 import json
