@@ -114,9 +114,7 @@ def expression_facts(expr: str) -> facts.Stored | None:
         builds_nesting = compiler.builds_nesting(tree)
     except (JqError, RecursionError):
         return None
-    from workload_map.jq.fastpath import compile_fast_raw
-
-    return facts.stored(_roots_of(tree), builds_nesting, compile_fast_raw(expr) is not None)
+    return facts.stored(_roots_of(tree), builds_nesting, compile_expression(expr).raw is not None)
 
 
 @functools.lru_cache(maxsize=_PROGRAM_CACHE_SIZE)
